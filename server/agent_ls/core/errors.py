@@ -1,0 +1,75 @@
+"""The exception tree of agent-ls, and who sees each error.
+
+::
+
+    AgentLsError
+    ├── ConfigError            user: the run does not start (no model, bad model string)
+    ├── ModelError             user: the run ends with status "error", reason = str(error)
+    │   ├── ModelConnectionError   the server is unreachable (connect error, DNS, timeout)
+    │   ├── ModelAuthError         401 / 403
+    │   ├── ModelNotFoundError     404 (wrong base URL or model name)
+    │   ├── ModelRequestError      400 and other 4xx
+    │   ├── ModelServerError       5xx
+    │   ├── ModelResponseError     a 2xx body we cannot read
+    │   └── ScriptExhausted        a replay script has no step left
+    └── ToolError              model: an error tool result; the run continues
+        ├── PathRefused            outside the workspace, or a secret file
+        └── EditFailed             old_string missing or ambiguous, and similar
+
+Model errors carry the URL and model in their message, never the API key. Provider and httpx
+errors are translated once, in ``models/errors.py``.
+"""
+
+from __future__ import annotations
+
+
+class AgentLsError(Exception):
+    """Base of every error agent-ls raises on purpose."""
+
+
+class ConfigError(AgentLsError):
+    """User: the configuration cannot start a run (for example no model). Message is one line."""
+
+
+class ModelError(AgentLsError):
+    """User: a model call failed; the run ends with status ``error`` and this one-line message."""
+
+
+class ModelConnectionError(ModelError):
+    """User: the model server could not be reached."""
+
+
+class ModelAuthError(ModelError):
+    """User: the model server refused the credentials (HTTP 401/403)."""
+
+
+class ModelNotFoundError(ModelError):
+    """User: the URL or the model does not exist on the server (HTTP 404)."""
+
+
+class ModelRequestError(ModelError):
+    """User: the server rejected the request (HTTP 400 or another 4xx)."""
+
+
+class ModelServerError(ModelError):
+    """User: the server failed (HTTP 5xx)."""
+
+
+class ModelResponseError(ModelError):
+    """User: the server answered 2xx with a body that is not a chat completion."""
+
+
+class ScriptExhausted(ModelError):
+    """User: a ``replay:`` script has no step left for this model call."""
+
+
+class ToolError(AgentLsError):
+    """Model: the tool failed; the message becomes an error tool result and the run continues."""
+
+
+class PathRefused(ToolError):
+    """Model: the path is outside the workspace or is a secret file; the message says what to do instead."""
+
+
+class EditFailed(ToolError):
+    """Model: an edit could not be applied (old_string missing or ambiguous); nothing was changed."""

@@ -1,0 +1,144 @@
+"""The ReAct loop: the one place that sequences a run.
+
+Order, per turn:
+1. emit ``TurnStarted``; send the whole history and the tool specs to the model (``model_timeout_s``);
+2. append the assistant message; emit ``MessageDelta`` for its text and ``UsageReported``;
+3. no tool call: the run is ``done`` and the text is the answer;
+4. otherwise run each tool call in order through the ``ToolExecutor`` (which never raises) and append
+   exactly one result per call, then go to the next turn.
+
+Stops, each with a one-line reason: the model answers without a tool call (``done``); ``max_turns``
+turns used (``stopped``, "maximum of 15 turns exceeded", as in the seed harness); a model error or a
+model call over ``model_timeout_s`` (``error``); cancellation of the task (``cancelled``).
+After a stop in the middle of a turn, every unanswered tool call gets a synthetic "interrupted"
+error result, so the history stays valid for the next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from agent_ls.core.errors import ModelError
+from agent_ls.core.events import (
+    EventSink,
+    MessageDelta,
+    RunEnded,
+    RunStarted,
+    RunStatus,
+    TurnStarted,
+    UsageReported,
+)
+from agent_ls.core.messages import AssistantMessage, Message, ToolResultMessage, Usage
+from agent_ls.core.ports import ModelClient, ToolExecutor
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED = "interrupted: the run stopped before this tool call finished; it may not have run."
+
+
+@dataclass(frozen=True)
+class LoopLimits:
+    """Stop conditions. Defaults follow the seed harness: 15 turns, 120 s per model call."""
+
+    max_turns: int = 15
+    model_timeout_s: float = 120.0
+
+
+async def run_loop(
+    *,
+    session_id: str,
+    task: str,
+    history: list[Message],
+    model: ModelClient,
+    tools: ToolExecutor,
+    emit: EventSink,
+    limits: LoopLimits,
+) -> RunEnded:
+    """Run the agent until a stop condition, appending to ``history`` in place.
+
+    Args:
+        history: the conversation so far, ending with the user's task; the loop appends assistant
+            messages and tool results to it.
+        emit: receives every event in order; the last one is the returned ``RunEnded``.
+
+    Returns:
+        The ``RunEnded`` event (also emitted). Never raises: cancellation of the calling task ends the
+        run with status ``cancelled`` and the cancellation is not propagated further.
+    """
+    emit(RunStarted(session_id=session_id, task=task, model=model.model_name))
+    run = _RunState()
+    status: RunStatus
+    try:
+        status, reason = await _turns(run, history, model, tools, emit, limits)
+    except asyncio.CancelledError:
+        status, reason = "cancelled", "cancelled by the user"
+    except ModelError as exc:
+        status, reason = "error", str(exc)
+    except Exception as exc:  # an invariant broke: report it rather than lose the session
+        log.exception("run %s failed", session_id)
+        status, reason = "error", f"internal error: {type(exc).__name__}: {exc}"
+    _answer_orphans(history)
+    ended = RunEnded(status=status, reason=reason, answer=_last_text(history), usage=run.total)
+    emit(ended)
+    return ended
+
+
+@dataclass
+class _RunState:
+    """What must survive an exception in the middle of a turn."""
+
+    total: Usage = field(default_factory=Usage)
+
+
+async def _turns(
+    run: _RunState,
+    history: list[Message],
+    model: ModelClient,
+    tools: ToolExecutor,
+    emit: EventSink,
+    limits: LoopLimits,
+) -> tuple[RunStatus, str]:
+    specs = list(tools.specs())
+    for turn in range(1, limits.max_turns + 1):
+        emit(TurnStarted(turn=turn, max_turns=limits.max_turns))
+        try:
+            async with asyncio.timeout(limits.model_timeout_s):
+                response = await model.complete(history, specs)
+        except TimeoutError:
+            raise ModelError(
+                f"model {model.model_name} did not answer within {limits.model_timeout_s:g} s"
+            ) from None
+        message = response.message
+        history.append(message)
+        run.total = run.total + response.usage
+        if message.text:
+            emit(MessageDelta(text=message.text))
+        emit(UsageReported(usage=response.usage, total=run.total))
+        if not message.tool_calls:
+            return "done", "the model answered"
+        for call in message.tool_calls:
+            history.append(await tools.execute(call, emit))
+    return "stopped", f"clean stop: maximum of {limits.max_turns} turns exceeded"
+
+
+def _last_text(history: list[Message]) -> str:
+    for message in reversed(history):
+        if isinstance(message, AssistantMessage) and message.text:
+            return message.text
+    return ""
+
+
+def _answer_orphans(history: list[Message]) -> None:
+    """Give every unanswered tool call of the last assistant message an "interrupted" result."""
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if isinstance(message, AssistantMessage):
+            answered = {m.call_id for m in history[index + 1 :] if isinstance(m, ToolResultMessage)}
+            for call in message.tool_calls:
+                if call.call_id not in answered:
+                    history.append(
+                        ToolResultMessage(call_id=call.call_id, name=call.name, content=INTERRUPTED, is_error=True)
+                    )
+            return

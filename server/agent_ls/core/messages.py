@@ -1,0 +1,106 @@
+"""The provider-neutral conversation: messages, tool calls, tool results and usage.
+
+Every wire API in ``models/`` maps onto these types and back. A conversation is a list of
+``Message`` in order; the invariant the loop keeps is that every ``ToolCall`` in an
+``AssistantMessage`` is answered by exactly one ``ToolResultMessage`` with the same ``call_id``
+before the next model request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call requested by the model.
+
+    Attributes:
+        call_id: the provider's id, or a stable synthetic one when the provider sent none.
+        name: the tool name as the model wrote it (it may not exist).
+        arguments: the arguments as raw JSON text, exactly as received, so the dispatcher can report
+            malformed JSON to the model instead of failing in the model adapter.
+    """
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class SystemMessage:
+    text: str
+    role: Literal["system"] = "system"
+
+
+@dataclass(frozen=True)
+class UserMessage:
+    text: str
+    role: Literal["user"] = "user"
+
+
+@dataclass(frozen=True)
+class AssistantMessage:
+    """A model response: optional text and zero or more tool calls, in the order the model gave them."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    role: Literal["assistant"] = "assistant"
+
+
+@dataclass(frozen=True)
+class ToolResultMessage:
+    """Our answer to one tool call. ``content`` is what the model reads; ``is_error`` flags failures."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    role: Literal["tool"] = "tool"
+
+
+Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of one or more model calls.
+
+    Attributes:
+        input_tokens: prompt tokens, cached ones included.
+        output_tokens: completion tokens.
+        cached_input_tokens: the part of ``input_tokens`` served from a provider cache.
+        estimated: True when a provider reported nothing and the figures are bytes / 4.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    estimated: bool = False
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            estimated=self.estimated or other.estimated,
+        )
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the model is shown of a tool: name, description and a JSON Schema for the arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """One completed model call: the assistant message, its usage and the provider's finish reason."""
+
+    message: AssistantMessage
+    usage: Usage
+    finish_reason: str | None = None

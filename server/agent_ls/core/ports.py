@@ -1,0 +1,156 @@
+"""Ports: the Protocols through which the core talks to the world.
+
+Adapters implement them at the edge (``models/``, ``tools/``, ``workspace/``, ``policy/``, ``lsp/``,
+``cli.py``) and are wired together in ``agent_ls/runtime.py``. Each docstring is a contract: what an
+implementation must do, what it must never do, and how it reports failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from agent_ls.core.events import EventSink
+from agent_ls.core.messages import Message, ModelResponse, ToolCall, ToolResultMessage, ToolSpec
+from agent_ls.core.proposal import FileChange
+
+
+class ModelClient(Protocol):
+    """A model behind some wire API.
+
+    Contract:
+        - ``complete`` sends the whole conversation (it is stateless) and returns one response.
+        - Failures raise a ``ModelError`` subclass whose message is one line naming the URL and the
+          model, never the API key. Nothing else may escape, except ``asyncio.CancelledError``.
+        - Tool-call arguments in the response are raw JSON text, malformed or not: the dispatcher reports them.
+    """
+
+    @property
+    def model_name(self) -> str:
+        """The model string the user chose (``openai/gpt-4.1``, ``replay:demo.json``)."""
+        ...
+
+    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelResponse: ...
+
+    async def aclose(self) -> None:
+        """Release connections. Idempotent."""
+        ...
+
+
+class ToolExecutor(Protocol):
+    """The tool registry as the loop sees it.
+
+    Contract:
+        - ``execute`` never raises (except ``asyncio.CancelledError``): bad JSON, an unknown tool, invalid
+          arguments, a refusal, a timeout and any exception become a ``ToolResultMessage`` with
+          ``is_error=True`` whose ``call_id`` is the call's.
+        - It emits ``ToolCallStarted``, ``VerdictGiven`` (when a permission was checked), ``ToolCallFinished``
+          and ``ProposalChanged`` (when a mutating tool changed the proposal) on ``emit``, in that order.
+    """
+
+    def specs(self) -> Sequence[ToolSpec]: ...
+
+    async def execute(self, call: ToolCall, emit: EventSink) -> ToolResultMessage: ...
+
+
+ApprovalReply = Literal["once", "session", "deny"]
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """A question for the user: may tool ``tool_name`` act on ``subject`` (a command or a path)?
+
+    ``reason`` says why we ask, in one line (``no rule matches "make build"``).
+    """
+
+    tool_name: str
+    subject: str
+    reason: str
+
+
+class Approver(Protocol):
+    """Asks the user to approve a tool call the policy answered "ask" for.
+
+    Contract:
+        - Returns ``once``, ``session`` or ``deny``; ``session`` means the caller may cache the approval
+          for the session under the same normalized key.
+        - When nobody can answer (no TTY, a client without ``window/showMessageRequest``, a dismissed
+          prompt), it returns ``deny``. It never hangs forever and never raises except ``CancelledError``.
+    """
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalReply: ...
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """The outcome of a shell command. ``output`` is stdout and stderr interleaved, already capped."""
+
+    exit_code: int | None
+    output: str
+    timed_out: bool = False
+
+
+class CommandRunner(Protocol):
+    """Runs shell commands where they cannot touch the user's files (the session's shadow copy).
+
+    Contract:
+        - Runs ``command`` with ``/bin/sh -c`` (or bash) in a directory that holds the workspace with the
+          pending proposal written into it; never in the user's tree.
+        - The child environment is a small allowlist and never holds API keys.
+        - Stops the process group after ``timeout_s`` seconds and reports ``timed_out``; never raises for a
+          failing command (non-zero exit is a normal result).
+    """
+
+    async def run(self, command: str, timeout_s: float) -> CommandResult: ...
+
+
+class Workspace(Protocol):
+    """The agent's view of one workspace root: pending agent edits over open editor buffers over disk.
+
+    Paths given by the model are resolved with ``resolve``; every other method takes the
+    workspace-relative POSIX path it returned.
+
+    Contract:
+        - Never writes the user's files: ``propose`` only records a pending edit.
+        - ``resolve`` raises ``PathRefused`` for a path outside the root (after resolving ``..`` and
+          symlinks) or a secret file; its message tells the model what to do instead.
+        - Reads and listings raise ``ToolError`` with a one-line message (missing file, a directory
+          where a file was expected); never ``OSError``.
+    """
+
+    @property
+    def root(self) -> Path: ...
+
+    def resolve(self, path: str) -> str:
+        """Map a model-given path (relative to the root, or absolute) to a workspace-relative POSIX path."""
+        ...
+
+    def exists(self, rel: str) -> bool: ...
+
+    def is_dir(self, rel: str) -> bool: ...
+
+    def read_text(self, rel: str) -> str:
+        """The current text: pending edit, else the unsaved editor buffer, else the disk file (UTF-8)."""
+        ...
+
+    def propose(self, rel: str, text: str) -> bool:
+        """Record ``text`` as the proposed content of ``rel``. Returns True when the proposal changed."""
+        ...
+
+    def list_files(self, rel_dir: str, pattern: str | None, limit: int) -> tuple[list[str], int]:
+        """Files under ``rel_dir``, recursively, as sorted workspace-relative paths, and the total count.
+
+        Respects .gitignore, includes pending new files, skips hidden entries unless ``pattern`` (a glob
+        on the relative path) names them. At most ``limit`` paths are returned.
+        """
+        ...
+
+    async def search(self, pattern: str, rel: str, glob: str | None) -> str:
+        """ripgrep ``pattern`` (a regex) over the current view of ``rel``: ``path:line:text`` lines, uncapped."""
+        ...
+
+    def proposal(self) -> list[FileChange]:
+        """The pending edits, sorted by path; files whose proposed text equals their base are left out."""
+        ...

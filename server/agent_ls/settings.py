@@ -1,0 +1,74 @@
+"""Settings, parsed once: editor settings (section ``agentLs``) and the environment variables we read.
+
+This is the only module that reads ``os.environ``; everything below receives a ``Settings`` or an
+``EnvSnapshot``. Editor settings arrive in LSP ``initializationOptions`` and
+``workspace/didChangeConfiguration`` (either the ``agentLs`` object itself or ``{"agentLs": {...}}``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+# The variables agent-ls reads, and nothing else. Keys are never logged.
+ENV_VARS = (
+    "AGENT_LS_MODEL",
+    "AGENT_LS_BASE_URL",
+    "AGENT_LS_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+)
+
+
+@dataclass(frozen=True)
+class EnvSnapshot:
+    """The environment variables of ``ENV_VARS`` that are set and non-empty."""
+
+    values: Mapping[str, str]
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> EnvSnapshot:
+        source = os.environ if environ is None else environ
+        return cls({name: source[name] for name in ENV_VARS if source.get(name)})
+
+    def get(self, name: str) -> str | None:
+        return self.values.get(name)
+
+
+class EditorSettings(BaseModel):
+    """The ``agentLs`` settings section, camelCase on the wire. Unset or empty values never override.
+
+    Attributes:
+        model: model string, ``<provider>/<model>`` or ``replay:<path>``.
+        base_url: overrides the provider's base URL (``agentLs.baseUrl``).
+        max_turns: stop after this many turns (default 15).
+        trace: ``off`` | ``messages`` | ``verbose``; forwarded to the log level of transcript lines.
+    """
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+
+    model: str | None = None
+    base_url: str | None = Field(default=None, alias="baseUrl")
+    max_turns: int | None = Field(default=None, alias="maxTurns", ge=1, le=200)
+    trace: str = "off"
+
+    @classmethod
+    def from_client(cls, raw: Any) -> tuple[EditorSettings, list[str]]:
+        """Parse client-sent settings; returns the settings and one-line problems (invalid values are dropped)."""
+        if isinstance(raw, Mapping) and isinstance(raw.get("agentLs"), Mapping):
+            raw = raw["agentLs"]
+        if not isinstance(raw, Mapping):
+            return cls(), []
+        cleaned = {k: v for k, v in raw.items() if v not in (None, "")}
+        try:
+            return cls.model_validate(cleaned), []
+        except ValidationError as exc:
+            problems = [f"agentLs.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
+            bad = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
+            kept = {k: v for k, v in cleaned.items() if k not in bad}
+            return cls.model_validate(kept), problems
