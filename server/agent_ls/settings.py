@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent_ls.core.loop import LoopLimits
+
 # The variables agent-ls reads, and nothing else. Keys are never logged.
 ENV_VARS = (
     "AGENT_LS_MODEL",
@@ -57,6 +59,10 @@ class EditorSettings(BaseModel):
     max_turns: int | None = Field(default=None, alias="maxTurns", ge=1, le=200)
     trace: str = "off"
 
+    def loop_limits(self) -> LoopLimits:
+        """The loop's stop conditions with ``maxTurns`` applied (default 15)."""
+        return LoopLimits(max_turns=self.max_turns) if self.max_turns else LoopLimits()
+
     @classmethod
     def from_client(cls, raw: Any) -> tuple[EditorSettings, list[str]]:
         """Parse client-sent settings; returns the settings and one-line problems (invalid values are dropped)."""
@@ -72,3 +78,8 @@ class EditorSettings(BaseModel):
             bad = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
             kept = {k: v for k, v in cleaned.items() if k not in bad}
             return cls.model_validate(kept), problems
+
+
+def process_environ() -> dict[str, str]:
+    """A copy of this process's environment, from which the shell builds its small allowlisted one."""
+    return dict(os.environ)

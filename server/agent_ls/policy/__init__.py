@@ -1,0 +1,1 @@
+"""Permission policy: glob rules over the parts of shell commands, path decisions, session approvals."""

@@ -1,0 +1,87 @@
+"""``agent-ls run``: one task, no editor. Imports neither pygls nor lsprotocol.
+
+Order: build a session on the workspace, run the task with the transcript on stderr, print the
+proposal's unified diff on stdout, then with ``--apply`` write it to disk (every file checked for
+staleness first, then each written atomically through a temporary file and ``os.replace``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from agent_ls.core.context import Focus
+from agent_ls.core.events import Event
+from agent_ls.core.loop import LoopLimits
+from agent_ls.core.ports import ApprovalReply, ApprovalRequest
+from agent_ls.core.transcript import line_for
+from agent_ls.models.resolution import open_model, resolve_model
+from agent_ls.runtime import Session
+from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
+from agent_ls.workspace.apply import disk_stale_reason, write_atomically
+from agent_ls.workspace.diffs import unified_diff
+
+EXIT_BY_STATUS = {"done": 0, "stopped": 1, "error": 1, "cancelled": 130}
+
+
+class TerminalApprover:
+    """Asks on the terminal when stdin is a TTY; otherwise denies, unless ``--yes`` allows once."""
+
+    def __init__(self, *, yes: bool) -> None:
+        self._yes = yes
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalReply:
+        if self._yes:
+            print(f"  (--yes) allowing {request.tool_name}: {request.subject}", file=sys.stderr)
+            return "once"
+        if not sys.stdin.isatty():
+            print(f"  denied {request.tool_name}: {request.subject} (no terminal to ask; use --yes)", file=sys.stderr)
+            return "deny"
+        print(f"\nagent-ls wants to run {request.tool_name}: {request.subject}\n  ({request.reason})", file=sys.stderr)
+        answer = input("  [o]nce / [s]ession / [d]eny? ").strip().lower()
+        return {"o": "once", "once": "once", "s": "session", "session": "session"}.get(answer, "deny")
+
+
+def _render(event: Event) -> None:
+    line = line_for(event)
+    if line is not None:
+        print(line, file=sys.stderr, flush=True)
+
+
+async def run_headless(
+    *, task: str, model: str | None, workspace: Path, max_turns: int | None, yes: bool, apply: bool
+) -> int:
+    """Run ``task`` in ``workspace``; returns the process exit code (0 done, 1 stopped/failed, 130 cancelled)."""
+    session = Session(
+        root=workspace,
+        approver=TerminalApprover(yes=yes),
+        environ=process_environ(),
+        limits=LoopLimits(max_turns=max_turns) if max_turns else LoopLimits(),
+    )
+    try:
+        ended = await session.run(
+            task=task,
+            focus=Focus(),
+            open_model=lambda: open_model(resolve_model(model, EditorSettings(), EnvSnapshot.from_environ())),
+            emit=_render,
+        )
+    finally:
+        session.close()
+    changes = session.proposal()
+    for change in changes:
+        sys.stdout.write(unified_diff(change))
+    sys.stdout.flush()
+    if ended.answer:
+        print(f"\n{ended.answer}", file=sys.stderr)
+    if apply and changes:
+        if ended.status != "done":
+            print("agent-ls: not applying: the run did not finish", file=sys.stderr)
+            return 1
+        problems = [r for c in changes if (r := disk_stale_reason(session.root, c))]
+        if problems:
+            print(f"agent-ls: not applying, nothing written: {'; '.join(problems)}", file=sys.stderr)
+            return 1
+        for change in changes:
+            write_atomically(session.root / change.path, change.new_text)
+        print(f"agent-ls: applied {len(changes)} file(s)", file=sys.stderr)
+    return EXIT_BY_STATUS[ended.status]

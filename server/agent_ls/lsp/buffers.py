@@ -1,0 +1,30 @@
+"""The editor's open documents as the overlay's ``BufferSource``: unsaved text and its version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pygls.uris import to_fs_path
+from pygls.workspace import Workspace as PyglsWorkspace
+
+from agent_ls.workspace.overlay import OpenBuffer
+
+
+class EditorBuffers:
+    """Reads pygls's document store (kept current by didOpen/didChange/didClose) on every call."""
+
+    def __init__(self, workspace: PyglsWorkspace) -> None:
+        self._workspace = workspace
+
+    def get(self, path: Path) -> OpenBuffer | None:
+        """The open document at ``path`` (compared by resolved path), or None when it is not open."""
+        target = path.resolve()
+        for uri, document in self._workspace.text_documents.items():
+            fs = to_fs_path(uri)
+            if fs and Path(fs).resolve() == target:
+                return OpenBuffer(text=document.source, version=document.version or 0)
+        return None
+
+    def version_of(self, path: Path) -> int | None:
+        buffer = self.get(path)
+        return buffer.version if buffer else None

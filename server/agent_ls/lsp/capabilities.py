@@ -1,0 +1,40 @@
+"""Client capabilities, resolved once at ``initialize`` into the booleans the server acts on.
+
+Source: LSP 3.17 ``ClientCapabilities`` (workspace.applyEdit, workspace.workspaceEdit.documentChanges,
+resourceOperations, changeAnnotationSupport; window.workDoneProgress, window.showMessage).
+Behaviour follows ruff ``session/capabilities.rs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lsprotocol import types as t
+
+
+@dataclass(frozen=True)
+class ClientFlags:
+    apply_edit: bool = False
+    document_changes: bool = False
+    resource_create: bool = False
+    change_annotations: bool = False
+    work_done_progress: bool = False
+    show_message_request: bool = False
+
+    @classmethod
+    def from_capabilities(cls, caps: t.ClientCapabilities | None) -> ClientFlags:
+        if caps is None:
+            return cls()
+        workspace = caps.workspace
+        edit = workspace.workspace_edit if workspace else None
+        window = caps.window
+        return cls(
+            apply_edit=bool(workspace and workspace.apply_edit),
+            document_changes=bool(edit and edit.document_changes),
+            resource_create=bool(
+                edit and edit.resource_operations and t.ResourceOperationKind.Create in edit.resource_operations
+            ),
+            change_annotations=bool(edit and edit.change_annotation_support is not None),
+            work_done_progress=bool(window and window.work_done_progress),
+            show_message_request=bool(window and window.show_message is not None),
+        )

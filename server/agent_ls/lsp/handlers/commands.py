@@ -1,0 +1,295 @@
+"""The ``agent.*`` commands (``workspace/executeCommand``).
+
+Each takes exactly one camelCase object and returns an object (``lsp/protocol.py``). ``agent.run``
+returns at once and runs in a background task: pygls does not stop a command coroutine when its
+request is cancelled, so cancel goes through ``agent.cancel`` or ``window/workDoneProgress/cancel``
+on the run's token.
+
+Applying (``agent.applyProposal``), in order: refuse with a plain reason when the client cannot take
+the edit (no applyEdit, no documentChanges, a new file without resource operations) or when a file
+changed since the agent read it (stale); without change-annotation support, ask "Apply N files
+(+a −d)?" first; then send ONE ``workspace/applyEdit``. The proposal is kept unless the client
+applied it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from lsprotocol import types as t
+from pydantic import ValidationError
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.uris import to_fs_path
+
+from agent_ls.core.context import Focus
+from agent_ls.core.events import RunEnded
+from agent_ls.core.proposal import FileChange
+from agent_ls.lsp import protocol as p
+from agent_ls.lsp.approver import LspApprover
+from agent_ls.lsp.buffers import EditorBuffers
+from agent_ls.lsp.convert import EditNotSupported, build_workspace_edit
+from agent_ls.lsp.render import LspEventRenderer
+from agent_ls.lsp.state import SessionEntry
+from agent_ls.models.resolution import open_model, resolve_model
+from agent_ls.runtime import Session
+from agent_ls.settings import EnvSnapshot, process_environ
+from agent_ls.workspace.apply import disk_stale_reason
+from agent_ls.workspace.diffs import line_counts, unified_diff
+
+if TYPE_CHECKING:
+    from agent_ls.lsp.server import AgentLanguageServer
+
+log = logging.getLogger(__name__)
+P = TypeVar("P", bound=p._Lenient)
+
+
+def _parse(model: type[P], arguments: tuple[Any, ...]) -> P:
+    if len(arguments) != 1 or not isinstance(arguments[0], dict):
+        raise JsonRpcInvalidParams(f"expected exactly one object argument, got {len(arguments)} argument(s)")
+    try:
+        return model.model_validate(arguments[0])
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'argument'}: {e['msg']}" for e in exc.errors())
+        raise JsonRpcInvalidParams(f"invalid arguments: {problems}") from None
+
+
+def _entry(ls: AgentLanguageServer, session_id: str) -> SessionEntry | None:
+    return ls.state.sessions.get(session_id)
+
+
+def _root_and_focus(ls: AgentLanguageServer, params: p.RunParams) -> tuple[Path, Focus]:
+    file_path: Path | None = None
+    if params.uri:
+        fs = to_fs_path(params.uri)
+        file_path = Path(fs).resolve() if fs else None
+    roots = sorted(ls.state.roots, key=lambda r: len(r.parts), reverse=True)
+    root = next((r for r in roots if file_path and file_path.is_relative_to(r)), None)
+    if root is None:
+        if ls.state.roots:
+            root = ls.state.roots[0]
+        elif file_path is not None:
+            root = file_path.parent
+        else:
+            raise JsonRpcInvalidParams("no workspace folder is open and no uri was given")
+    if file_path is None or not file_path.is_relative_to(root):
+        return root, Focus()
+    focus = Focus(path=file_path.relative_to(root).as_posix())
+    if params.range is not None and params.uri:
+        document = ls.workspace.get_text_document(params.uri)
+        start, end = params.range.start, params.range.end
+        selected = ""
+        if (start.line, start.character) != (end.line, end.character):
+            selected = document.source[document.offset_at_position(_pos(start)) : document.offset_at_position(_pos(end))]
+        focus = Focus(path=focus.path, start_line=start.line + 1, end_line=end.line + 1, selected_text=selected)
+    return root, focus
+
+
+def _pos(position: p.WirePosition) -> t.Position:
+    return t.Position(line=position.line, character=position.character)
+
+
+def _summary(changes: list[FileChange]) -> p.ProposalSummary:
+    counts = [line_counts(c) for c in changes]
+    return p.ProposalSummary(
+        files=[c.path for c in changes], added=sum(a for a, _ in counts), removed=sum(r for _, r in counts)
+    )
+
+
+async def run(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+    params = _parse(p.RunParams, arguments)
+    root, focus = _root_and_focus(ls, params)
+    settings = ls.state.settings
+    session = Session(
+        root=root,
+        approver=LspApprover(ls),
+        environ=process_environ(),
+        buffers=EditorBuffers(ls.workspace),
+        limits=settings.loop_limits(),
+    )
+    token = f"agent-ls/{session.session_id}/{uuid.uuid4().hex[:8]}"
+    entry = SessionEntry(session=session, task_text=params.task, progress_token=token)
+    ls.state.sessions[session.session_id] = entry
+    entry.run_task = asyncio.get_running_loop().create_task(_drive(ls, entry, params, focus))
+    return p.RunResult(session_id=session.session_id, progress_token=token).wire()
+
+
+async def _drive(ls: AgentLanguageServer, entry: SessionEntry, params: p.RunParams, focus: Focus) -> None:
+    session, token = entry.session, entry.progress_token
+    renderer = LspEventRenderer(
+        ls,
+        session.session_id,
+        token,
+        progress=False,
+        run_ended=lambda ended: _run_ended(session, ended),
+    )
+    if ls.state.flags.work_done_progress:
+        try:
+            await ls.work_done_progress.create_async(token)
+            renderer.progress = True
+            task = asyncio.current_task()
+            loop = asyncio.get_running_loop()
+            if task is not None:
+                ls.work_done_progress.tokens[token].add_done_callback(
+                    lambda fut: loop.call_soon_threadsafe(task.cancel) if fut.cancelled() else None
+                )
+        except Exception as exc:  # a client that refuses the token still gets the log and agent/* messages
+            log.warning("window/workDoneProgress/create failed: %s", exc)
+    settings = ls.state.settings
+    try:
+        await session.run(
+            task=params.task,
+            focus=focus,
+            open_model=lambda: open_model(resolve_model(params.model, settings, EnvSnapshot.from_environ())),
+            emit=renderer,
+        )
+    finally:
+        ls.work_done_progress.tokens.pop(token, None)
+        session.close()
+
+
+def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotification:
+    usage = ended.usage
+    return p.RunEndedNotification(
+        session_id=session.session_id,
+        status=ended.status,
+        reason=ended.reason,
+        answer=ended.answer,
+        usage=p.UsageSummary(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_input_tokens=usage.cached_input_tokens,
+            estimated=usage.estimated,
+            cost_usd=None,
+        ),
+        proposal=_summary(session.proposal()),
+    )
+
+
+async def cancel(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+    params = _parse(p.SessionParams, arguments)
+    entry = _entry(ls, params.session_id)
+    running = entry is not None and entry.run_task is not None and not entry.run_task.done()
+    if running and entry is not None and entry.run_task is not None:
+        entry.run_task.cancel()
+    return p.CancelResult(cancelled=running).wire()
+
+
+async def proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+    params = _parse(p.SessionParams, arguments)
+    entry = _entry(ls, params.session_id)
+    files: list[p.ProposalFile] = []
+    if entry is not None:
+        root = entry.session.root
+        for change in entry.session.proposal():
+            added, removed = line_counts(change)
+            files.append(
+                p.ProposalFile(
+                    uri=(root / change.path).as_uri(),
+                    path=change.path,
+                    is_new=change.is_new,
+                    base_version=change.base_version,
+                    diff=unified_diff(change),
+                    added=added,
+                    removed=removed,
+                    original_text=change.base_text,
+                    proposed_text=change.new_text,
+                )
+            )
+    return p.ProposalResult(files=files).wire()
+
+
+async def discard_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+    params = _parse(p.SessionParams, arguments)
+    entry = _entry(ls, params.session_id)
+    if entry is None or not entry.session.proposal():
+        return p.DiscardProposalResult(discarded=False).wire()
+    entry.session.discard()
+    return p.DiscardProposalResult(discarded=True).wire()
+
+
+async def list_skills(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+    return p.ListSkillsResult(skills=[]).wire()
+
+
+def _refusal(reason: str) -> dict[str, Any]:
+    return p.ApplyProposalResult(applied=False, failure_reason=reason).wire()
+
+
+def _stale(ls: AgentLanguageServer, root: Path, changes: list[FileChange]) -> str | None:
+    """Why the proposal no longer fits the editor or the disk, or None when it still does."""
+    buffers = EditorBuffers(ls.workspace)
+    for change in changes:
+        path = root / change.path
+        buffer = buffers.get(path)
+        if buffer is not None:
+            if change.is_new:
+                return f"{change.path} was created in the editor after the agent proposed it"
+            if change.base_version is not None and buffer.version != change.base_version:
+                return (
+                    f"{change.path} changed in the editor since the agent read it "
+                    f"(version {change.base_version} → {buffer.version}); the proposal is kept"
+                )
+            if change.base_version is None and buffer.text != change.base_text:
+                return f"{change.path} was opened and edited after the agent read it; the proposal is kept"
+            continue
+        if (reason := disk_stale_reason(root, change)) is not None:
+            return f"{reason}; the proposal is kept"
+    return None
+
+
+async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+    params = _parse(p.SessionParams, arguments)
+    entry = _entry(ls, params.session_id)
+    if entry is None:
+        return _refusal(f"no session {params.session_id}")
+    if entry.run_task is not None and not entry.run_task.done():
+        return _refusal("the run is still going; wait for it to end or cancel it first")
+    session, flags = entry.session, ls.state.flags
+    changes = session.proposal()
+    if not changes:
+        return _refusal("there is no proposed change to apply")
+    if not flags.apply_edit or not flags.document_changes:
+        return _refusal(
+            "the editor does not support workspace/applyEdit with documentChanges; "
+            "use `agent-ls run --apply` or a client that does"
+        )
+    stale = _stale(ls, session.root, changes)
+    if stale is not None:
+        return _refusal(stale)
+    try:
+        edit = build_workspace_edit(
+            changes,
+            root=session.root,
+            encoding=ls.workspace.position_encoding or t.PositionEncodingKind.Utf16,
+            change_annotations=flags.change_annotations,
+            resource_create=flags.resource_create,
+            label=f"agent-ls: {entry.task_text[:60]}",
+        )
+    except EditNotSupported as exc:
+        return _refusal(str(exc))
+    if not flags.change_annotations and flags.show_message_request:
+        summary = _summary(changes)
+        reply = await ls.window_show_message_request_async(
+            t.ShowMessageRequestParams(
+                type=t.MessageType.Info,
+                message=f"Apply {len(changes)} file(s) (+{summary.added} −{summary.removed})?",
+                actions=[t.MessageActionItem(title="Apply"), t.MessageActionItem(title="Discard")],
+            )
+        )
+        if reply is None or reply.title != "Apply":
+            if reply is not None and reply.title == "Discard":
+                session.discard()
+                return _refusal("discarded by the user")
+            return _refusal("not applied: the prompt was dismissed; the proposal is kept")
+    result = await ls.workspace_apply_edit_async(
+        t.ApplyWorkspaceEditParams(edit=edit, label=f"agent-ls: {entry.task_text[:60]}")
+    )
+    if not result.applied:
+        reason = result.failure_reason or "the editor rejected the edit"
+        return _refusal(f"{reason}; the proposal is kept")
+    session.discard()
+    return p.ApplyProposalResult(applied=True, failure_reason=None).wire()

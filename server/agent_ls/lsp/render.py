@@ -1,0 +1,104 @@
+"""Rendering a run's events for an editor.
+
+Each event becomes, in order: a transcript line (``window/logMessage``), an ``agent/event``
+notification (structured, for rich clients) and, where it marks progress, a ``$/progress`` report on
+the run's work-done token (begin at ``RunStarted``, a report per turn and per tool call, end at
+``RunEnded`` with the outcome). ``RunEnded`` also sends ``agent/runEnded``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, assert_never
+
+from lsprotocol import types as t
+
+from agent_ls.core.events import (
+    Event,
+    MessageDelta,
+    ProposalChanged,
+    RunEnded,
+    RunStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnStarted,
+    UsageReported,
+    VerdictGiven,
+)
+from agent_ls.core.transcript import line_for
+from agent_ls.lsp import protocol as p
+
+if TYPE_CHECKING:
+    from agent_ls.lsp.server import AgentLanguageServer
+
+
+class LspEventRenderer:
+    """An ``EventSink`` for one run. ``progress`` is False when the client has no work-done progress."""
+
+    def __init__(
+        self,
+        ls: AgentLanguageServer,
+        session_id: str,
+        token: str,
+        *,
+        progress: bool,
+        run_ended: Callable[[RunEnded], p.RunEndedNotification],
+    ) -> None:
+        self._ls = ls
+        self._session_id = session_id
+        self._token = token
+        self.progress = progress
+        self._run_ended = run_ended
+
+    def __call__(self, event: Event) -> None:
+        line = line_for(event)
+        if line is not None:
+            self._ls.window_log_message(t.LogMessageParams(type=t.MessageType.Info, message=line))
+        notification = self._notification(event)
+        if notification is not None:
+            self._ls.protocol.notify(p.AGENT_EVENT, notification.wire())
+        self._progress(event, line or "")
+        if isinstance(event, RunEnded):
+            self._ls.protocol.notify(p.AGENT_RUN_ENDED, self._run_ended(event).wire())
+
+    def _notification(self, event: Event) -> p.AgentEventNotification | None:
+        sid = self._session_id
+        match event:
+            case RunStarted(task=task):
+                return p.AgentEventNotification(session_id=sid, kind="runStarted", text=task)
+            case TurnStarted(turn=turn):
+                return p.AgentEventNotification(session_id=sid, kind="turnStarted", text=str(turn))
+            case MessageDelta(text=text):
+                return p.AgentEventNotification(session_id=sid, kind="textDelta", text=text)
+            case ToolCallStarted(name=name, arguments=arguments):
+                return p.AgentEventNotification(session_id=sid, kind="toolCall", tool_name=name, text=arguments)
+            case VerdictGiven(name=name, verdict=verdict, rule=rule):
+                return p.AgentEventNotification(
+                    session_id=sid, kind="verdict", tool_name=name, verdict=verdict, text=rule
+                )
+            case ToolCallFinished(name=name, output=output):
+                return p.AgentEventNotification(session_id=sid, kind="toolResult", tool_name=name, text=output)
+            case UsageReported(total=total):
+                text = f"{total.input_tokens} in, {total.output_tokens} out"
+                return p.AgentEventNotification(session_id=sid, kind="usage", text=text)
+            case ProposalChanged(paths=paths):
+                return p.AgentEventNotification(session_id=sid, kind="proposalChanged", text="\n".join(paths))
+            case RunEnded():
+                return None
+            case _:
+                assert_never(event)
+
+    def _progress(self, event: Event, line: str) -> None:
+        if not self.progress:
+            return
+        progress = self._ls.work_done_progress
+        match event:
+            case RunStarted(task=task):
+                title = "Agent: " + (task if len(task) <= 60 else task[:59] + "…")
+                progress.begin(self._token, t.WorkDoneProgressBegin(title=title, cancellable=True))
+            case TurnStarted() | ToolCallStarted():
+                progress.report(self._token, t.WorkDoneProgressReport(message=line.strip("—→ ")))
+            case RunEnded(status=status, reason=reason):
+                progress.end(self._token, t.WorkDoneProgressEnd(message=f"{status}: {reason}"))
+            case _:
+                pass

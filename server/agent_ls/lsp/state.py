@@ -1,0 +1,29 @@
+"""What the server remembers between messages: client flags, settings and sessions."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_ls.lsp.capabilities import ClientFlags
+from agent_ls.runtime import Session
+from agent_ls.settings import EditorSettings
+
+
+@dataclass
+class SessionEntry:
+    """A session and its background run. ``task`` is None before the run starts and after it ends."""
+
+    session: Session
+    task_text: str
+    progress_token: str
+    run_task: asyncio.Task[None] | None = None
+
+
+@dataclass
+class ServerState:
+    flags: ClientFlags = field(default_factory=ClientFlags)
+    settings: EditorSettings = field(default_factory=EditorSettings)
+    roots: list[Path] = field(default_factory=list)
+    sessions: dict[str, SessionEntry] = field(default_factory=dict)
