@@ -1,0 +1,137 @@
+"""End-to-end fixtures: a real ``agent-ls serve`` process driven by pytest-lsp's LanguageClient,
+against a fake OpenAI-compatible model server on 127.0.0.1 that scripts turns and records requests.
+
+The client plays a capable editor (VS Code's capabilities): it answers permission prompts from
+``client.answers``, records every ``workspace/applyEdit`` and applies it with LSP semantics to its
+open buffers (then saves them) or to disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from collections.abc import AsyncIterator, Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as t
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from agent_ls.demo.edit_applier import EditorFiles, apply_workspace_edit
+from tests.support.model_server import FakeModelServer
+
+SECRET_KEY = "sk-e2e-secret-must-never-leak-0123456789"
+
+CAPABILITIES = t.ClientCapabilities(
+    workspace=t.WorkspaceClientCapabilities(
+        apply_edit=True,
+        workspace_edit=t.WorkspaceEditClientCapabilities(
+            document_changes=True,
+            resource_operations=[t.ResourceOperationKind.Create],
+            change_annotation_support=t.ChangeAnnotationsSupportOptions(groups_on_label=True),
+        ),
+    ),
+    window=t.WindowClientCapabilities(
+        work_done_progress=True, show_message=t.ShowMessageRequestClientCapabilities()
+    ),
+)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A copy of the demo's sample project (a bug in stats.mean and a failing test)."""
+    root = tmp_path / "ws"
+    sample = Path(str(resources.files("agent_ls.demo").joinpath("sample")))
+    shutil.copytree(sample, root, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    return root
+
+
+@pytest.fixture
+def model_server() -> Iterator[FakeModelServer]:
+    server = FakeModelServer([])
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "agent_ls", "serve"],
+        server_env={"AGENT_LS_API_KEY": SECRET_KEY},
+    )
+)
+async def client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    state: dict[str, Any] = {"answers": [], "prompts": [], "edits": [], "events": [], "ended": [], "apply": True}
+    lsp_client.agent = state  # type: ignore[attr-defined]
+    lsp_client.files = EditorFiles()  # type: ignore[attr-defined]
+
+    @lsp_client.feature(t.WINDOW_SHOW_MESSAGE_REQUEST)
+    def _ask(params: t.ShowMessageRequestParams) -> t.MessageActionItem | None:
+        state["prompts"].append(params)
+        title = state["answers"].pop(0) if state["answers"] else None
+        return t.MessageActionItem(title=title) if title else None
+
+    @lsp_client.feature(t.WORKSPACE_APPLY_EDIT)
+    def _apply(params: t.ApplyWorkspaceEditParams) -> t.ApplyWorkspaceEditResult:
+        state["edits"].append(params)
+        if not state["apply"]:
+            return t.ApplyWorkspaceEditResult(applied=False, failure_reason="the user cancelled the refactoring")
+        outcome = apply_workspace_edit(lsp_client.protocol._converter.unstructure(params.edit), lsp_client.files)
+        return t.ApplyWorkspaceEditResult(applied=outcome.applied, failure_reason=outcome.failure_reason)
+
+    @lsp_client.feature("agent/event")
+    def _event(params: Any) -> None:
+        state["events"].append(params)
+
+    @lsp_client.feature("agent/runEnded")
+    def _ended(params: Any) -> None:
+        state["ended"].append(params)
+
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def start(
+    client: LanguageClient,
+    root: Path,
+    settings: dict[str, Any] | None = None,
+    capabilities: t.ClientCapabilities = CAPABILITIES,
+) -> None:
+    await client.initialize_session(
+        t.InitializeParams(
+            capabilities=capabilities,
+            root_uri=root.as_uri(),
+            workspace_folders=[t.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+            initialization_options={"agentLs": settings or {}},
+        )
+    )
+
+
+def model_settings(server: FakeModelServer, **extra: Any) -> dict[str, Any]:
+    return {"model": "openai/test-model", "baseUrl": server.base_url, **extra}
+
+
+async def command(client: LanguageClient, name: str, argument: dict[str, Any]) -> Any:
+    return await client.workspace_execute_command_async(t.ExecuteCommandParams(command=name, arguments=[argument]))
+
+
+def field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name)
+
+
+async def run_ended(client: LanguageClient, session_id: str, timeout_s: float = 30.0) -> Any:
+    """Wait for ``agent/runEnded`` of ``session_id`` (polling the recorded notifications)."""
+    async with asyncio.timeout(timeout_s):
+        while True:
+            for ended in client.agent["ended"]:  # type: ignore[attr-defined]
+                if field(ended, "sessionId") == session_id:
+                    return ended
+            await asyncio.sleep(0.02)
+
+
+def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in request["messages"] if m["role"] == "tool"]

@@ -1,0 +1,200 @@
+"""The slice end to end: editor command → agent loop → real HTTP model → tools → versioned WorkspaceEdit."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from lsprotocol import types as t
+from pytest_lsp import LanguageClient
+
+from tests.e2e.conftest import (
+    SECRET_KEY,
+    command,
+    field,
+    model_settings,
+    run_ended,
+    start,
+    tool_messages,
+)
+from tests.support.model_server import FakeModelServer
+
+BUGGY = "    return sum(values) / (len(values) - 1)"
+FIXED = "    return sum(values) / len(values)"
+MARKER = "# unsaved edit in the editor\n"
+
+
+def _pytest(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+async def test_task_to_applied_fix(client: LanguageClient, workspace: Path, model_server: FakeModelServer) -> None:
+    stats = workspace / "stats.py"
+    disk_before = stats.read_bytes()
+    model_server.steps.extend(
+        [
+            {"tool_calls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "stats.py"}}]},
+            {"tool_calls": [{"id": "call_ask", "name": "bash", "arguments": {"command": "make lint"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "id": "call_edit",
+                        "name": "edit_file",
+                        "arguments": {"path": "stats.py", "old_string": BUGGY, "new_string": FIXED},
+                    }
+                ]
+            },
+            {"tool_calls": [{"id": "call_test", "name": "bash", "arguments": {"command": "pytest -q -p no:cacheprovider"}}]},
+            {"content": "Fixed mean()."},
+        ]
+    )
+    await start(client, workspace, model_settings(model_server))
+    uri = stats.as_uri()
+    text = stats.read_text()
+    client.text_document_did_open(
+        t.DidOpenTextDocumentParams(t.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+    )
+    client.text_document_did_change(
+        t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                t.TextDocumentContentChangePartial(
+                    range=t.Range(start=t.Position(line=0, character=0), end=t.Position(line=0, character=0)),
+                    text=MARKER,
+                )
+            ],
+        )
+    )
+    client.files.open(uri, MARKER + text, 2)  # type: ignore[attr-defined]
+    client.agent["answers"].append("Deny")  # type: ignore[attr-defined]
+
+    started = await command(client, "agent.run", {"task": "Fix the failing test", "uri": uri})
+    session_id, token = field(started, "sessionId"), field(started, "progressToken")
+    ended = await run_ended(client, session_id)
+    assert field(ended, "status") == "done", field(ended, "reason")
+    assert field(ended, "answer") == "Fixed mean()."
+
+    requests = model_server.requests
+    assert len(requests) == 5
+    first_user = [m for m in requests[0]["messages"] if m["role"] == "user"][0]["content"]
+    assert "Fix the failing test" in first_user and "stats.py" in first_user
+    assert {tool["function"]["name"] for tool in requests[0]["tools"]} == {
+        "read_file", "list_files", "grep", "edit_file", "write_file", "bash"
+    }
+    # Every tool call got exactly one result with its id; read_file saw the unsaved buffer.
+    read_result = tool_messages(requests[1])
+    assert [m["tool_call_id"] for m in read_result] == ["call_read"]
+    assert "unsaved edit in the editor" in read_result[0]["content"]
+    assert [m["tool_call_id"] for m in tool_messages(requests[4])] == ["call_read", "call_ask", "call_edit", "call_test"]
+    # The "ask" command produced a prompt; the test denied it and the model saw the denial.
+    prompts = client.agent["prompts"]  # type: ignore[attr-defined]
+    assert len(prompts) == 1 and "make lint" in prompts[0].message
+    assert "denied by user" in tool_messages(requests[2])[1]["content"]
+    # pytest ran in the shadow copy with the proposal, and passed there; the disk is unchanged.
+    test_result = tool_messages(requests[4])[3]["content"]
+    assert "4 passed" in test_result, test_result
+    assert stats.read_bytes() == disk_before
+
+    # Progress: begin, reports, end.
+    reports = client.progress_reports[token]
+    assert isinstance(reports[0], t.WorkDoneProgressBegin)
+    assert any(isinstance(r, t.WorkDoneProgressReport) for r in reports)
+    assert isinstance(reports[-1], t.WorkDoneProgressEnd) and "done" in (reports[-1].message or "")
+    # Transcript lines and structured events, without the API key anywhere.
+    kinds = [field(e, "kind") for e in client.agent["events"]]  # type: ignore[attr-defined]
+    assert {"runStarted", "turnStarted", "toolCall", "verdict", "toolResult", "usage"} <= set(kinds)
+    assert any("permission deny" in m.message for m in client.log_messages)
+    assert not any(SECRET_KEY in m.message for m in client.log_messages)
+    assert SECRET_KEY not in test_result
+
+    proposal = await command(client, "agent.proposal", {"sessionId": session_id})
+    (file,) = field(proposal, "files")
+    assert field(file, "path") == "stats.py" and field(file, "baseVersion") == 2
+    assert (field(file, "added"), field(file, "removed")) == (1, 1)
+    assert field(file, "originalText") == MARKER + text
+    assert field(file, "proposedText") == MARKER + text.replace(BUGGY, FIXED)
+
+    applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
+    assert field(applied, "applied") is True, field(applied, "failureReason")
+    (edit,) = client.agent["edits"]  # type: ignore[attr-defined]
+    (change,) = edit.edit.document_changes
+    assert isinstance(change, t.TextDocumentEdit)
+    assert change.text_document.version == 2
+    assert all(isinstance(e, t.AnnotatedTextEdit) for e in change.edits) and len(change.edits) == 1
+    annotation = edit.edit.change_annotations[change.edits[0].annotation_id]
+    assert annotation.needs_confirmation is True
+    assert client.files.text(uri) == MARKER + text.replace(BUGGY, FIXED)  # type: ignore[attr-defined]
+    client.files.save(uri)  # type: ignore[attr-defined]
+    assert _pytest(workspace).returncode == 0
+
+
+async def test_stale_document_is_refused_and_proposal_kept(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+) -> None:
+    stats = workspace / "stats.py"
+    model_server.steps.extend(
+        [
+            {"tool_calls": [{"name": "edit_file", "arguments": {"path": "stats.py", "old_string": BUGGY, "new_string": FIXED}}]},
+            {"content": "done"},
+        ]
+    )
+    await start(client, workspace, model_settings(model_server))
+    uri, text = stats.as_uri(), stats.read_text()
+    client.text_document_did_open(
+        t.DidOpenTextDocumentParams(t.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+    )
+    client.files.open(uri, text, 1)  # type: ignore[attr-defined]
+    started = await command(client, "agent.run", {"task": "fix it"})
+    session_id = field(started, "sessionId")
+    assert field(await run_ended(client, session_id), "status") == "done"
+
+    # The user types in the buffer after the agent read it: version 2.
+    client.text_document_did_change(
+        t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[t.TextDocumentContentChangeWholeDocument(text="# mine\n" + text)],
+        )
+    )
+    client.files.open(uri, "# mine\n" + text, 2)  # type: ignore[attr-defined]
+    applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
+    assert field(applied, "applied") is False
+    assert "stats.py changed in the editor" in field(applied, "failureReason")
+    assert client.agent["edits"] == []  # type: ignore[attr-defined]
+    assert client.files.text(uri) == "# mine\n" + text  # type: ignore[attr-defined]
+    assert len(field(await command(client, "agent.proposal", {"sessionId": session_id}), "files")) == 1
+
+
+async def test_rejected_apply_keeps_the_proposal(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+) -> None:
+    model_server.steps.extend(
+        [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes/new.md", "content": "hi\r\n"}}]},
+            {"content": "done"},
+        ]
+    )
+    await start(client, workspace, model_settings(model_server))
+    started = await command(client, "agent.run", {"task": "write a note"})
+    session_id = field(started, "sessionId")
+    assert field(await run_ended(client, session_id), "status") == "done"
+    client.agent["apply"] = False  # type: ignore[attr-defined]
+    applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
+    assert field(applied, "applied") is False
+    assert "the user cancelled the refactoring" in field(applied, "failureReason")
+    (edit,) = client.agent["edits"]  # type: ignore[attr-defined]
+    create, text_edit = edit.edit.document_changes
+    assert isinstance(create, t.CreateFile) and create.uri.endswith("/notes/new.md")
+    assert isinstance(text_edit, t.TextDocumentEdit) and text_edit.text_document.version is None
+    assert not (workspace / "notes").exists()
+    # Nothing lost: apply again, accepted this time; the CRLF is kept byte for byte.
+    client.agent["apply"] = True  # type: ignore[attr-defined]
+    applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
+    assert field(applied, "applied") is True, field(applied, "failureReason")
+    assert (workspace / "notes" / "new.md").read_bytes() == b"hi\r\n"

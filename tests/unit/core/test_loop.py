@@ -1,0 +1,148 @@
+"""The loop alone, with fakes that implement the core ports (no HTTP, no LSP)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from agent_ls.core.errors import ModelServerError
+from agent_ls.core.events import (
+    Event,
+    EventSink,
+    MessageDelta,
+    RunEnded,
+    RunStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnStarted,
+    UsageReported,
+)
+from agent_ls.core.loop import INTERRUPTED, LoopLimits, run_loop
+from agent_ls.core.messages import (
+    AssistantMessage,
+    Message,
+    ModelResponse,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+
+U = Usage(input_tokens=10, output_tokens=2)
+
+
+class ScriptedModel:
+    """A ModelClient that answers from a list; an Exception in the list is raised; "hang" waits forever."""
+
+    def __init__(self, answers: list[AssistantMessage | Exception | str]) -> None:
+        self.answers = answers
+        self.seen: list[list[Message]] = []
+
+    @property
+    def model_name(self) -> str:
+        return "fake/model"
+
+    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelResponse:
+        self.seen.append(list(messages))
+        answer = self.answers.pop(0)
+        if answer == "hang":
+            await asyncio.Event().wait()
+        if isinstance(answer, Exception):
+            raise answer
+        assert isinstance(answer, AssistantMessage)
+        return ModelResponse(message=answer, usage=U)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class EchoTools:
+    """A ToolExecutor that echoes the arguments; "slow" tool calls wait forever."""
+
+    def specs(self) -> Sequence[ToolSpec]:
+        return [ToolSpec(name="echo", description="echo", parameters={"type": "object"})]
+
+    async def execute(self, call: ToolCall, emit: EventSink) -> ToolResultMessage:
+        emit(ToolCallStarted(call_id=call.call_id, name=call.name, arguments=call.arguments))
+        if call.name == "slow":
+            await asyncio.Event().wait()
+        emit(ToolCallFinished(call_id=call.call_id, name=call.name, is_error=False, output=call.arguments))
+        return ToolResultMessage(call_id=call.call_id, name=call.name, content=call.arguments)
+
+
+async def _run(model: ScriptedModel, limits: LoopLimits | None = None) -> tuple[RunEnded, list[Event], list[Message]]:
+    events: list[Event] = []
+    history: list[Message] = [UserMessage("task")]
+    ended = await run_loop(
+        session_id="s1",
+        task="task",
+        history=history,
+        model=model,
+        tools=EchoTools(),
+        emit=events.append,
+        limits=limits or LoopLimits(),
+    )
+    return ended, events, history
+
+
+def _call(call_id: str, name: str = "echo", arguments: str = "{}") -> ToolCall:
+    return ToolCall(call_id=call_id, name=name, arguments=arguments)
+
+
+async def test_tool_call_then_answer_gives_the_exact_event_sequence() -> None:
+    model = ScriptedModel(
+        [AssistantMessage(text="looking", tool_calls=(_call("c1", arguments='{"a":1}'),)), AssistantMessage(text="done")]
+    )
+    ended, events, history = await _run(model)
+    total1, total2 = U, U + U
+    assert events == [
+        RunStarted(session_id="s1", task="task", model="fake/model"),
+        TurnStarted(turn=1, max_turns=15),
+        MessageDelta(text="looking"),
+        UsageReported(usage=U, total=total1),
+        ToolCallStarted(call_id="c1", name="echo", arguments='{"a":1}'),
+        ToolCallFinished(call_id="c1", name="echo", is_error=False, output='{"a":1}'),
+        TurnStarted(turn=2, max_turns=15),
+        MessageDelta(text="done"),
+        UsageReported(usage=U, total=total2),
+        RunEnded(status="done", reason="the model answered", answer="done", usage=total2),
+    ]
+    assert ended == events[-1]
+    assert history[2] == ToolResultMessage(call_id="c1", name="echo", content='{"a":1}')
+    assert model.seen[1][-1] == history[2]
+
+
+async def test_max_turns_is_a_clean_stop() -> None:
+    model = ScriptedModel([AssistantMessage(tool_calls=(_call(f"c{i}"),)) for i in range(3)])
+    ended, _, _ = await _run(model, LoopLimits(max_turns=2))
+    assert (ended.status, ended.reason) == ("stopped", "clean stop: maximum of 2 turns exceeded")
+    assert len(model.seen) == 2
+
+
+async def test_model_error_ends_the_run_with_its_message() -> None:
+    ended, _, _ = await _run(ScriptedModel([ModelServerError("model server http://x failed (HTTP 500)")]))
+    assert (ended.status, ended.reason) == ("error", "model server http://x failed (HTTP 500)")
+
+
+async def test_model_timeout_is_an_error_with_a_reason() -> None:
+    ended, _, _ = await _run(ScriptedModel(["hang"]), LoopLimits(model_timeout_s=0.05))
+    assert ended.status == "error"
+    assert ended.reason == "model fake/model did not answer within 0.05 s"
+
+
+async def test_cancel_during_a_tool_call_answers_the_orphans() -> None:
+    model = ScriptedModel([AssistantMessage(tool_calls=(_call("c1"), _call("c2", name="slow"), _call("c3")))])
+    task = asyncio.create_task(_run(model))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    ended, events, history = await task
+    assert ended.status == "cancelled" and events[-1] == ended
+    results = [m for m in history if isinstance(m, ToolResultMessage)]
+    assert [r.call_id for r in results] == ["c1", "c2", "c3"]
+    assert results[1] == ToolResultMessage(call_id="c2", name="slow", content=INTERRUPTED, is_error=True)
+
+
+async def test_unexpected_exception_is_reported_not_raised() -> None:
+    ended, _, _ = await _run(ScriptedModel([RuntimeError("boom")]))
+    assert (ended.status, ended.reason) == ("error", "internal error: RuntimeError: boom")
