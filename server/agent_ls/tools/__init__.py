@@ -1,0 +1,14 @@
+"""The tools the model can call: ``base.py`` (what a tool is), ``registry.py`` (the dispatcher) and
+one module per tool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_ls.tools import bash, edit_file, grep, list_files, read_file, write_file
+from agent_ls.tools.base import Tool
+
+
+def default_tools() -> list[Tool[Any]]:
+    """The default tool set, in the fixed order the model sees it: reading, then editing, then the shell."""
+    return [read_file.TOOL, list_files.TOOL, grep.TOOL, edit_file.TOOL, write_file.TOOL, bash.TOOL]

@@ -1,0 +1,125 @@
+"""What a tool is: its model-facing name, description and argument schema, and the function that runs it.
+
+Each tool lives in one module of this package (``read_file.py``, ``bash.py``, ...) that ends with
+``TOOL = Tool(...)``. The registry (``registry.py``) does lookup, validation, permission checks,
+timeouts, truncation and error handling for every tool, so a tool's ``run`` only does its work and
+raises ``ToolError`` (with a message for the model) when it cannot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel
+
+from agent_ls.core.messages import ToolSpec
+from agent_ls.core.ports import CommandRunner, Workspace
+
+Permission = Literal["read", "edit", "bash"]
+
+SUBJECT_FIELDS: dict[Permission, str] = {"read": "path", "edit": "path", "bash": "command"}
+"""The argument the permission check judges, per permission kind."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool returns.
+
+    Attributes:
+        text: what the model reads (the registry truncates it centrally).
+        is_error: the call failed in a way the model should notice.
+        proposal_changed: the call changed the pending edits; the registry then emits ``ProposalChanged``.
+    """
+
+    text: str
+    is_error: bool = False
+    proposal_changed: bool = False
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What tools act on, for one session.
+
+    Attributes:
+        workspace: the agent's view of the files (pending edits over buffers over disk).
+        runner: runs shell commands in the session's shadow copy.
+        command_timeout_s: seconds a shell command may run; kept below the registry's ``tool_timeout_s``
+            so the runner stops the command and reports its output before the registry gives up.
+    """
+
+    workspace: Workspace
+    runner: CommandRunner
+    command_timeout_s: float = 50.0
+
+
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Tool(Generic[ArgsT]):
+    """One tool.
+
+    Attributes:
+        name: the name the model calls (``read_file``).
+        description: the model-facing text; short and exact (it is sent with every request).
+        args: the pydantic model of the arguments; its JSON Schema is what the model sees.
+        run: does the work; raises ``ToolError`` with a message for the model when it cannot.
+        mutates: the call may change the proposal (when in doubt, True).
+        permission: which policy check runs before the call. ``read`` and ``edit`` judge the ``path``
+            argument, ``bash`` the ``command`` argument; ``args`` must have that field.
+    """
+
+    name: str
+    description: str
+    args: type[ArgsT]
+    run: Callable[[ArgsT, ToolContext], Awaitable[ToolOutput]]
+    mutates: bool
+    permission: Permission
+
+    def __post_init__(self) -> None:
+        field = SUBJECT_FIELDS[self.permission]
+        if field not in self.args.model_fields:
+            raise TypeError(f"tool {self.name}: permission {self.permission!r} needs an argument {field!r}")
+
+    def subject(self, args: BaseModel) -> str:
+        """The argument the permission check judges: the model-given path or the command."""
+        return str(getattr(args, SUBJECT_FIELDS[self.permission]))
+
+    def spec(self) -> ToolSpec:
+        """What the model is shown: name, description and the cleaned JSON Schema of ``args``."""
+        return ToolSpec(self.name, self.description, model_schema(self.args))
+
+
+def model_schema(args: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of ``args`` as the model should see it.
+
+    ``title`` and ``additionalProperties`` are dropped (they cost tokens on every request; validation
+    still rejects unknown fields and the error names them), and an optional field (``X | None = None``)
+    is shown as plain ``X`` without its null default. Descriptions, types, ``required``, defaults and
+    constraints (``minimum``, ``minLength``) are kept.
+    """
+    cleaned = _clean(args.model_json_schema())
+    assert isinstance(cleaned, dict)
+    return cleaned
+
+
+def _clean(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_clean(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: _clean(prop) for name, prop in value.items()}
+        elif not (key == "title" and isinstance(value, str)) and key != "additionalProperties":
+            out[key] = _clean(value)
+    branches = out.get("anyOf")
+    if isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches:
+        if "default" in out and out["default"] is None:
+            del out["anyOf"], out["default"]
+            (kept,) = [branch for branch in branches if branch != {"type": "null"}]
+            out = {**kept, **out}
+    return out

@@ -1,0 +1,41 @@
+"""bash: the model runs a shell command in the session's shadow copy of the workspace.
+
+The shadow copy holds the workspace with the pending proposal applied, so tests see the agent's
+edits while the user's files stay untouched; whatever the command changes there is not kept.
+Output: ``exit code N`` then the combined stdout and stderr (``(no output)`` when empty), as capped
+by the runner. A command still running after ``ToolContext.command_timeout_s`` seconds is stopped and
+the reply says so (an error result, with the output so far). A non-zero exit is a normal result.
+The permission policy judges the command before it runs.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_ls.tools.base import Tool, ToolContext, ToolOutput
+
+DESCRIPTION = (
+    "Run a shell command in a sandboxed copy of the workspace with your proposed edits applied (e.g. "
+    "to run tests). Changes made there are NOT kept; use edit_file or write_file to change files. "
+    "Returns the exit code and output. Risky commands need the user's approval; some are blocked."
+)
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(min_length=1, description="The shell command to run.")
+
+
+async def run(args: Args, ctx: ToolContext) -> ToolOutput:
+    result = await ctx.runner.run(args.command, ctx.command_timeout_s)
+    output = result.output or "(no output)"
+    if result.timed_out:
+        return ToolOutput(
+            f"timed out after {ctx.command_timeout_s:g} s; the command was stopped. Output so far:\n{output}",
+            is_error=True,
+        )
+    return ToolOutput(f"exit code {result.exit_code}\n{output}")
+
+
+TOOL = Tool(name="bash", description=DESCRIPTION, args=Args, run=run, mutates=False, permission="bash")

@@ -1,0 +1,44 @@
+"""list_files: the model lists the files under a directory, recursively, including pending new files.
+
+Output: one workspace-relative POSIX path per line, sorted, at most ``LIMIT`` (100, as in the seed
+harness). When there are more, a last line says how many and how to narrow the listing:
+``(first 100 of 2,340 entries; narrow with path or pattern)``. .gitignore'd and hidden entries are
+left out unless ``pattern`` names them (the workspace's rules).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_ls.core.errors import ToolError
+from agent_ls.tools.base import Tool, ToolContext, ToolOutput
+
+LIMIT = 100
+
+DESCRIPTION = (
+    "List files under a directory, recursively, one path per line (at most 100). "
+    "Skips .gitignore'd and hidden files unless pattern names them."
+)
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(default=".", description="Directory relative to the workspace root.")
+    pattern: str | None = Field(default=None, description="Glob on the relative path, e.g. **/*.py.")
+
+
+async def run(args: Args, ctx: ToolContext) -> ToolOutput:
+    rel = ctx.workspace.resolve(args.path)
+    if ctx.workspace.exists(rel) and not ctx.workspace.is_dir(rel):
+        raise ToolError(f"{rel} is a file, not a directory; use read_file to read it.")
+    paths, total = ctx.workspace.list_files(rel, args.pattern, LIMIT)
+    if not paths:
+        return ToolOutput("no files match" if args.pattern else "no files")
+    lines = list(paths)
+    if total > len(paths):
+        lines.append(f"(first {len(paths):,} of {total:,} entries; narrow with path or pattern)")
+    return ToolOutput("\n".join(lines))
+
+
+TOOL = Tool(name="list_files", description=DESCRIPTION, args=Args, run=run, mutates=False, permission="read")

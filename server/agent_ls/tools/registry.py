@@ -1,0 +1,245 @@
+"""The tool registry: the one dispatcher between the model's tool calls and the tools.
+
+``execute`` does, once per call and in this order:
+
+1. emit ``ToolCallStarted``;
+2. look the tool up (an unknown name gets the list of real ones);
+3. parse the JSON arguments (``""`` means ``{}``) and validate them with the tool's pydantic model
+   (the error lists each bad field and the expected fields);
+4. check the permission: for ``read``/``edit`` tools the workspace resolves the path first (a refused
+   path, ``PathRefused``, is a "deny" and an error result), then the policy decides; "ask" asks the
+   ``Approver``; a "session" reply is remembered by the policy; ``VerdictGiven`` carries the final verdict;
+5. run the tool under ``tool_timeout_s``;
+6. truncate the text centrally (head and tail, with a note of what was omitted);
+7. turn failures into error results: ``ToolError`` with its message, any other exception as
+   ``Error: <tool> failed: <Type>: <message>`` (never a traceback);
+8. emit ``ToolCallFinished`` with the exact text the model reads, then ``ProposalChanged`` when the
+   tool reported a change of the proposal.
+
+Every call yields exactly one ``ToolResultMessage`` with the call's ``call_id``; only
+``asyncio.CancelledError`` escapes. Behaviour follows the seed harness's ``execute()``
+(coding_harness/tools.py) and codex ``core/src/tools/registry.rs``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from agent_ls.core.errors import ToolError
+from agent_ls.core.events import EventSink, ProposalChanged, ToolCallFinished, ToolCallStarted, VerdictGiven
+from agent_ls.core.messages import ToolCall, ToolResultMessage, ToolSpec
+from agent_ls.core.ports import ApprovalRequest, Approver
+from agent_ls.policy.engine import PermissionPolicy
+from agent_ls.tools.base import Tool, ToolContext, ToolOutput
+
+log = logging.getLogger(__name__)
+
+PATH_REFUSED_RULE = "workspace: path refused"
+
+
+@dataclass(frozen=True)
+class _Result:
+    text: str
+    is_error: bool = False
+    proposal_changed: bool = False
+
+
+class ToolRegistry:
+    """Runs tool calls for one session; implements the core ``ToolExecutor`` port.
+
+    Args:
+        tools: the tools, in the order ``specs()`` shows them to the model; names must be unique.
+        policy: decides allow/ask/deny and keeps the session's approvals.
+        approver: asked when the policy says "ask".
+        ctx: what the tools act on.
+        tool_timeout_s: seconds a tool call may take before it is stopped.
+        max_output_chars: the longest text the model reads from one call, in characters (the
+            omission note comes on top).
+    """
+
+    def __init__(
+        self,
+        tools: Sequence[Tool[Any]],
+        policy: PermissionPolicy,
+        approver: Approver,
+        ctx: ToolContext,
+        *,
+        tool_timeout_s: float = 60.0,
+        max_output_chars: int = 30_000,
+    ) -> None:
+        self._tools = {tool.name: tool for tool in tools}
+        if len(self._tools) != len(tools):
+            raise ValueError("tool names must be unique")
+        self._specs = tuple(tool.spec() for tool in tools)
+        self._policy = policy
+        self._approver = approver
+        self._ctx = ctx
+        self._tool_timeout_s = tool_timeout_s
+        self._max_output_chars = max_output_chars
+
+    def specs(self) -> Sequence[ToolSpec]:
+        """The tools as the model sees them, in the order given to the constructor."""
+        return self._specs
+
+    async def execute(self, call: ToolCall, emit: EventSink) -> ToolResultMessage:
+        """Run one tool call; never raises except ``asyncio.CancelledError`` (see the module docstring)."""
+        emit(ToolCallStarted(call_id=call.call_id, name=call.name, arguments=call.arguments))
+        try:
+            result = await self._dispatch(call, emit)
+        except Exception as exc:  # a broken port contract; the session must survive it
+            log.exception("tool call %s (%s) failed outside the tool", call.call_id, call.name)
+            result = _Result(f"Error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        content = truncate_middle(result.text, self._max_output_chars)
+        emit(ToolCallFinished(call_id=call.call_id, name=call.name, is_error=result.is_error, output=content))
+        if result.proposal_changed:
+            paths = tuple(sorted(change.path for change in self._ctx.workspace.proposal()))
+            emit(ProposalChanged(paths=paths))
+        return ToolResultMessage(
+            call_id=call.call_id, name=call.name, content=content, is_error=result.is_error
+        )
+
+    async def _dispatch(self, call: ToolCall, emit: EventSink) -> _Result:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            names = ", ".join(sorted(self._tools))
+            return _Result(f"Error: no tool named '{call.name}'. Available tools: {names}.", is_error=True)
+        args = _parse_arguments(tool, call.arguments)
+        if isinstance(args, str):
+            return _Result(args, is_error=True)
+        refusal = await self._check_permission(tool, args, call.call_id, emit)
+        if refusal is not None:
+            return _Result(refusal, is_error=True)
+        return await self._run(tool, args)
+
+    async def _check_permission(
+        self, tool: Tool[Any], args: BaseModel, call_id: str, emit: EventSink
+    ) -> str | None:
+        """Decide, ask if needed, emit ``VerdictGiven``; returns the refusal the model reads, or None."""
+        subject = tool.subject(args)
+        if tool.permission == "bash":
+            decision = self._policy.check_command(subject)
+        else:
+            try:
+                rel = self._ctx.workspace.resolve(subject)
+            except ToolError as exc:  # PathRefused, or a path the workspace cannot read (a NUL byte)
+                emit(VerdictGiven(call_id, tool.name, "deny", PATH_REFUSED_RULE, subject))
+                return f"Error: {exc}"
+            decision = self._policy.check_path(rel, write=tool.permission == "edit")
+        if decision.verdict == "deny":
+            emit(VerdictGiven(call_id, tool.name, "deny", decision.rule, decision.subject))
+            return (
+                f"Blocked by policy ({decision.rule}): {decision.subject}. Do not retry it or a variant "
+                "of it; suggest an alternative, or ask the user to run it themselves."
+            )
+        if decision.verdict == "allow":
+            emit(VerdictGiven(call_id, tool.name, "allow", decision.rule, decision.subject))
+            return None
+        reply = await self._approver.ask(
+            ApprovalRequest(tool.name, decision.subject, decision.reason or decision.rule)
+        )
+        if reply == "deny":
+            emit(VerdictGiven(call_id, tool.name, "deny", decision.rule, decision.subject, approval=reply))
+            return f"denied by user: {decision.subject} was not run."
+        if reply == "session" and tool.permission == "bash":
+            self._policy.allow_for_session(decision.subject)
+        emit(VerdictGiven(call_id, tool.name, "allow", decision.rule, decision.subject, approval=reply))
+        return None
+
+    async def _run(self, tool: Tool[Any], args: BaseModel) -> _Result:
+        try:
+            async with asyncio.timeout(self._tool_timeout_s) as deadline:
+                output: ToolOutput = await tool.run(args, self._ctx)
+        except ToolError as exc:
+            return _Result(f"Error: {exc}", is_error=True)
+        except TimeoutError as exc:
+            if not deadline.expired():
+                return _Result(f"Error: {tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+            return _Result(
+                f"Error: {tool.name} timed out after {self._tool_timeout_s:g} s and was stopped.",
+                is_error=True,
+            )
+        except Exception as exc:
+            log.debug("tool %s raised", tool.name, exc_info=True)
+            return _Result(f"Error: {tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        return _Result(output.text, output.is_error, output.proposal_changed)
+
+
+def _parse_arguments(tool: Tool[Any], raw: str) -> BaseModel | str:
+    """The validated arguments, or the error text the model reads."""
+    if not raw.strip():
+        data: Any = {}
+    else:
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return (
+                f"Error: the arguments of {tool.name} are not valid JSON ({exc}). "
+                "Send one JSON object matching the tool's schema."
+            )
+    if not isinstance(data, dict):
+        return (
+            f"Error: the arguments of {tool.name} must be a JSON object, not {_json_type(data)}. "
+            "Send one JSON object matching the tool's schema."
+        )
+    try:
+        args: BaseModel = tool.args.model_validate(data)
+    except ValidationError as exc:
+        problems = "\n".join(
+            f"- {'.'.join(str(part) for part in error['loc']) or '(arguments)'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        return (
+            f"Error: invalid arguments for {tool.name}:\n{problems}\n"
+            f"Expected: {_signature(tool)}. Fix these fields and call {tool.name} again."
+        )
+    return args
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null"
+
+
+def _signature(tool: Tool[Any]) -> str:
+    """``read_file(path: string, offset?: integer = 1, limit?: integer = 2000)``, from the model's schema."""
+    schema = tool.spec().parameters
+    required = set(schema.get("required", ()))
+    fields = []
+    for name, prop in schema.get("properties", {}).items():
+        kind = prop.get("type") or "|".join(
+            str(branch.get("type", "any")) for branch in prop.get("anyOf", ())
+        )
+        text = f"{name}: {kind or 'any'}" if name in required else f"{name}?: {kind or 'any'}"
+        if "default" in prop:
+            text += f" = {json.dumps(prop['default'])}"
+        fields.append(text)
+    return f"{tool.name}({', '.join(fields)})"
+
+
+def truncate_middle(text: str, max_chars: int) -> str:
+    """Keep the head and the tail of ``text`` (``max_chars`` characters in all) with a note between them.
+
+    The note reads ``[... 12,345 characters omitted ...]`` on its own line. Text within the limit is
+    returned unchanged.
+    """
+    if len(text) <= max_chars:
+        return text
+    head = max_chars // 2
+    tail = max_chars - head
+    omitted = len(text) - head - tail
+    unit = "character" if omitted == 1 else "characters"
+    return f"{text[:head]}\n[... {omitted:,} {unit} omitted ...]\n{text[len(text) - tail :]}"

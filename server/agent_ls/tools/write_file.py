@@ -1,0 +1,42 @@
+"""write_file: the model creates a file or replaces its whole content; the result becomes a proposal.
+
+The reply says whether the file was created or overwritten and that the change is a proposal the
+user reviews (``Workspace.propose``; the user's files are never written). When the file exists with
+CRLF line endings and ``content`` has no ``\\r``, the content is written with CRLF too, so the
+proposal's diff shows only real changes.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_ls.core.errors import ToolError
+from agent_ls.tools.base import Tool, ToolContext, ToolOutput
+
+DESCRIPTION = (
+    "Create a file or replace its whole content; prefer edit_file for existing files. "
+    "Writes are proposals the user reviews; read_file and bash see them."
+)
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="File path relative to the workspace root.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+async def run(args: Args, ctx: ToolContext) -> ToolOutput:
+    rel = ctx.workspace.resolve(args.path)
+    if ctx.workspace.is_dir(rel):
+        raise ToolError(f"{rel} is a directory; give a file path.")
+    existed = ctx.workspace.exists(rel)
+    content = args.content
+    if existed and "\r" not in content and "\r\n" in ctx.workspace.read_text(rel):
+        content = content.replace("\n", "\r\n")
+    changed = ctx.workspace.propose(rel, content)
+    verb = "Overwrote" if existed else "Created"
+    return ToolOutput(f"{verb} {rel}. The change is a proposal the user reviews.", proposal_changed=changed)
+
+
+TOOL = Tool(name="write_file", description=DESCRIPTION, args=Args, run=run, mutates=True, permission="edit")

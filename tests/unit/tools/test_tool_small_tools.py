@@ -1,0 +1,109 @@
+"""list_files, grep, write_file and bash through the registry."""
+
+from __future__ import annotations
+
+from agent_ls.core.events import ProposalChanged, ToolCallFinished
+from agent_ls.core.messages import ToolResultMessage
+from agent_ls.core.ports import CommandResult
+from tests.unit.tools.harness import make_harness
+
+# list_files
+
+
+async def test_list_files_one_path_per_line() -> None:
+    h = make_harness({"src/b.py": "", "src/a.py": "", "README.md": ""})
+    assert await h.text("list_files", {}) == "README.md\nsrc/a.py\nsrc/b.py"
+    assert await h.text("list_files", {"path": "src", "pattern": "*a.py"}) == "src/a.py"
+
+
+async def test_list_files_says_when_it_stops_at_100() -> None:
+    h = make_harness({f"gen/f{n:04}.txt": "" for n in range(2340)})
+    lines = (await h.text("list_files", {"path": "gen"})).split("\n")
+    assert len(lines) == 101
+    assert lines[:2] == ["gen/f0000.txt", "gen/f0001.txt"]
+    assert lines[-1] == "(first 100 of 2,340 entries; narrow with path or pattern)"
+
+
+async def test_list_files_empty_and_file_paths() -> None:
+    h = make_harness({"a.py": ""})
+    assert await h.text("list_files", {"pattern": "*.rs"}) == "no files match"
+    result = await h.call("list_files", {"path": "a.py"})
+    assert result.content == "Error: a.py is a file, not a directory; use read_file to read it."
+
+
+# grep
+
+
+async def test_grep_returns_path_line_text() -> None:
+    h = make_harness({"a.py": "import os\nx = 1\n", "b.txt": "import this\n"})
+    assert await h.text("grep", {"pattern": "^import", "glob": "*.py"}) == "a.py:1:import os"
+    assert h.workspace.searches == [("^import", ".", "*.py")]
+
+
+async def test_grep_no_matches() -> None:
+    h = make_harness({"a.py": "x\n"})
+    assert await h.text("grep", {"pattern": "nothing"}) == "no matches"
+
+
+async def test_grep_caps_at_200_lines_with_a_note() -> None:
+    h = make_harness({"a.txt": "hit\n" * 250})
+    lines = (await h.text("grep", {"pattern": "hit"})).split("\n")
+    assert len(lines) == 201
+    assert lines[-1] == "(first 200 of 250 matching lines; narrow with path, glob or pattern)"
+
+
+async def test_grep_cuts_long_lines() -> None:
+    h = make_harness({"a.txt": "hit" + "x" * 600 + "\n"})
+    text = await h.text("grep", {"pattern": "hit"})
+    assert text == f"a.txt:1:hit{'x' * 489} [line truncated: 611 chars]"
+
+
+# write_file
+
+
+async def test_write_file_creates_then_overwrites() -> None:
+    h = make_harness()
+    created = await h.call("write_file", {"path": "notes/new.md", "content": "hi\n"})
+    assert created == ToolResultMessage(
+        "c1", "write_file", "Created notes/new.md. The change is a proposal the user reviews."
+    )
+    assert h.events[-1] == ProposalChanged(("notes/new.md",))
+    again = await h.text("write_file", {"path": "notes/new.md", "content": "hello\n"})
+    assert again == "Overwrote notes/new.md. The change is a proposal the user reviews."
+    assert h.workspace.pending == {"notes/new.md": "hello\n"}
+    assert h.workspace.files == {}
+
+
+async def test_write_file_keeps_crlf_line_endings_of_an_existing_file() -> None:
+    h = make_harness({"win.txt": "a\r\nb\r\n"})
+    await h.text("write_file", {"path": "win.txt", "content": "a\nc\n"})
+    assert h.workspace.pending == {"win.txt": "a\r\nc\r\n"}
+
+
+async def test_write_file_refuses_a_directory() -> None:
+    h = make_harness({"src/a.py": ""})
+    result = await h.call("write_file", {"path": "src", "content": ""})
+    assert (result.content, result.is_error) == ("Error: src is a directory; give a file path.", True)
+
+
+# bash
+
+
+async def test_bash_reports_exit_code_and_output() -> None:
+    h = make_harness(results=[CommandResult(exit_code=1, output="1 failed\n")])
+    result = await h.call("bash", {"command": "pytest -q"})
+    assert result == ToolResultMessage("c1", "bash", "exit code 1\n1 failed\n")
+    assert h.runner.calls == [("pytest -q", 50.0)]
+
+
+async def test_bash_without_output() -> None:
+    h = make_harness(results=[CommandResult(exit_code=0, output="")])
+    assert await h.text("bash", {"command": "ls empty"}) == "exit code 0\n(no output)"
+
+
+async def test_bash_timeout_says_so() -> None:
+    h = make_harness(results=[CommandResult(exit_code=None, output="collecting ...", timed_out=True)])
+    result = await h.call("bash", {"command": "pytest"})
+    text = "timed out after 50 s; the command was stopped. Output so far:\ncollecting ..."
+    assert result == ToolResultMessage("c1", "bash", text, is_error=True)
+    assert h.events[-1] == ToolCallFinished("c1", "bash", True, text)
