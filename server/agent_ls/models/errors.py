@@ -1,0 +1,214 @@
+"""The one place where httpx exceptions and HTTP error statuses become the core's ``ModelError`` classes.
+
+A model adapter sends one request in this order, and each step has its translation here:
+1. inside ``translated_errors(endpoint)``: send the request, then ``response.raise_for_status()``;
+   transport failures map through ``TRANSPORT_ERRORS``, statuses through ``status_error_class``;
+2. ``read_body(response, endpoint, Model)``: a 2xx body that is not JSON or not ``Model`` becomes
+   ``ModelResponseError``.
+
+Every message is one line, names the request URL and the model string, and never contains the API
+key (it is redacted even when a server echoes it). Anchor: httpx ``_transports/default.py``
+``map_httpcore_exceptions``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from agent_ls.core.errors import (
+    ModelAuthError,
+    ModelConnectionError,
+    ModelError,
+    ModelNotFoundError,
+    ModelRequestError,
+    ModelResponseError,
+    ModelServerError,
+)
+
+MAX_SERVER_MESSAGE_CHARS = 300
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """What an error message names, and what it must hide.
+
+    Attributes:
+        url: the full request URL (``http://localhost:11434/v1/chat/completions``).
+        model_name: the model string the user chose (``ollama/qwen2.5-coder:7b``).
+        key_env: the provider's own key variable (``OPENAI_API_KEY``), or None when it has none.
+        api_key: the key sent, if any; only used to redact it from messages.
+    """
+
+    url: str
+    model_name: str
+    key_env: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+
+
+# Most specific first: the first class the exception is an instance of wins. A test checks that every
+# exception httpx exports is either here or in ``UNTRANSLATED`` (those are our bugs, not the server's).
+TRANSPORT_ERRORS: tuple[tuple[type[Exception], type[ModelError], str], ...] = (
+    (httpx.ConnectTimeout, ModelConnectionError, "connect timed out"),
+    (httpx.ReadTimeout, ModelConnectionError, "no response before the read timeout"),
+    (httpx.WriteTimeout, ModelConnectionError, "write timed out"),
+    (httpx.PoolTimeout, ModelConnectionError, "no free connection before the pool timeout"),
+    (httpx.TimeoutException, ModelConnectionError, "timed out"),
+    (httpx.ConnectError, ModelConnectionError, "connection failed"),
+    (httpx.ReadError, ModelConnectionError, "reading the response failed"),
+    (httpx.WriteError, ModelConnectionError, "sending the request failed"),
+    (httpx.CloseError, ModelConnectionError, "closing the connection failed"),
+    (httpx.NetworkError, ModelConnectionError, "network error"),
+    (httpx.ProxyError, ModelConnectionError, "the proxy failed"),
+    (httpx.RemoteProtocolError, ModelConnectionError, "the server closed the connection or broke HTTP"),
+    (httpx.LocalProtocolError, ModelRequestError, "the request is not valid HTTP"),
+    (httpx.ProtocolError, ModelConnectionError, "HTTP protocol error"),
+    (httpx.UnsupportedProtocol, ModelConnectionError, "the URL must start with http:// or https://"),
+    (httpx.InvalidURL, ModelConnectionError, "invalid URL"),
+    (httpx.TransportError, ModelConnectionError, "transport error"),
+    (httpx.DecodingError, ModelResponseError, "the response body could not be decoded"),
+    (httpx.TooManyRedirects, ModelRequestError, "too many redirects"),
+    (httpx.RequestError, ModelConnectionError, "request failed"),
+    (httpx.HTTPError, ModelConnectionError, "HTTP error"),
+)
+
+# Misuse of httpx by our own code (an invariant, a bug): they propagate untranslated.
+UNTRANSLATED: tuple[type[Exception], ...] = (httpx.CookieConflict, httpx.StreamError)
+
+
+def status_error_class(status: int) -> type[ModelError]:
+    """The error class for a non-2xx status: 401/403 auth, 404 and 3xx not found, 4xx request, 5xx server."""
+    if status in (401, 403):
+        return ModelAuthError
+    if status == 404 or 300 <= status < 400:
+        return ModelNotFoundError
+    if 400 <= status < 500:
+        return ModelRequestError
+    if status >= 500:
+        return ModelServerError
+    return ModelResponseError
+
+
+@contextmanager
+def translated_errors(endpoint: Endpoint) -> Iterator[None]:
+    """Translate httpx exceptions raised in the block into ``ModelError`` (``raise … from exc``).
+
+    Raises:
+        ModelError: the subclass ``status_error_class`` gives for an ``httpx.HTTPStatusError``, or the one
+            ``TRANSPORT_ERRORS`` gives for a transport failure. Other exceptions pass through unchanged.
+    """
+    try:
+        yield
+    except httpx.HTTPStatusError as exc:
+        raise status_error(exc.response, endpoint) from exc
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise transport_error(exc, endpoint) from exc
+
+
+def read_body(response: httpx.Response, endpoint: Endpoint, model: type[M]) -> M:
+    """Validate a 2xx response body as ``model``.
+
+    Raises:
+        ModelResponseError: the body is not JSON, or does not have the shape of ``model``.
+    """
+    try:
+        return model.model_validate_json(response.content)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            reason = f"the body is not JSON: {_clip(_redact(response.text, endpoint), 80)!r}"
+        else:
+            where = ".".join(str(part) for part in first["loc"]) or "body"
+            reason = f"unexpected body: {where}: {first['msg']}"
+        message = (
+            f"the model server at {endpoint.url} sent an unreadable response "
+            f"(HTTP {response.status_code}) for model {endpoint.model_name}: {reason}"
+        )
+        raise ModelResponseError(_redact(message, endpoint)) from exc
+
+
+def transport_error(exc: Exception, endpoint: Endpoint) -> ModelError:
+    """The ``ModelError`` for an httpx exception (see ``TRANSPORT_ERRORS``); the caller raises it."""
+    error_class, description = next(
+        ((target, text) for source, target, text in TRANSPORT_ERRORS if isinstance(exc, source)),
+        (ModelConnectionError, "request failed"),
+    )
+    detail = str(exc).strip()
+    reason = f"{description} ({detail})" if detail and detail != description else description
+    if error_class is ModelConnectionError:
+        message = f"cannot reach the model server at {endpoint.url} for model {endpoint.model_name}: {reason}"
+    else:
+        message = f"the request to {endpoint.url} for model {endpoint.model_name} failed: {reason}"
+    return error_class(_redact(message, endpoint))
+
+
+def status_error(response: httpx.Response, endpoint: Endpoint) -> ModelError:
+    """The ``ModelError`` for a non-2xx response (see ``status_error_class``); the caller raises it."""
+    status = response.status_code
+    error_class = status_error_class(status)
+    where = f"the model server at {endpoint.url}"
+    said = _server_message(response, endpoint)
+    said_part = f": {said}" if said else ""
+    if error_class is ModelAuthError:
+        places = f"AGENT_LS_API_KEY or {endpoint.key_env}" if endpoint.key_env else "AGENT_LS_API_KEY"
+        what = "rejected the API key" if endpoint.api_key else "requires an API key"
+        message = f"{where} {what} (HTTP {status}) for model {endpoint.model_name}; set {places}"
+    elif error_class is ModelNotFoundError and status != 404:
+        location = response.headers.get("location", "elsewhere")
+        message = (
+            f"{where} redirected (HTTP {status}) to {location} for model {endpoint.model_name}; "
+            "check the base URL"
+        )
+    elif error_class is ModelNotFoundError:
+        message = (
+            f"{where} answered HTTP 404 for model {endpoint.model_name}{said_part}; "
+            "check the base URL and the model name"
+        )
+    elif error_class is ModelServerError:
+        message = f"{where} failed (HTTP {status}) for model {endpoint.model_name}{said_part}"
+    else:
+        message = f"{where} rejected the request (HTTP {status}) for model {endpoint.model_name}{said_part}"
+    return error_class(_redact(message, endpoint))
+
+
+def _server_message(response: httpx.Response, endpoint: Endpoint) -> str:
+    """The server's words: ``error.message``, else ``error``/``message``/``detail``, else the body."""
+    text = _redact(response.text, endpoint)
+    try:
+        body: Any = json.loads(text)
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        error = body.get("error")
+        candidates = (
+            error.get("message") if isinstance(error, dict) else error,
+            body.get("message"),
+            body.get("detail"),
+        )
+        for candidate in candidates:
+            if isinstance(candidate, str) and candidate.strip():
+                return _clip(candidate, MAX_SERVER_MESSAGE_CHARS)
+    return _clip(text, MAX_SERVER_MESSAGE_CHARS)
+
+
+def _clip(text: str, max_chars: int) -> str:
+    """``text`` on one line, cut to ``max_chars`` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= max_chars else line[: max_chars - 1] + "…"
+
+
+def _redact(text: str, endpoint: Endpoint) -> str:
+    """``text`` on one line with the API key (as sent, and stripped) replaced by ``***``."""
+    if endpoint.api_key:
+        for secret in (endpoint.api_key, endpoint.api_key.strip()):
+            if secret:
+                text = text.replace(secret, "***")
+    return " ".join(text.split())

@@ -1,0 +1,345 @@
+"""models/errors.py: every httpx exception and HTTP status maps to the right ModelError, with a one-line
+message that names the URL and the model and never the API key."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from agent_ls.core.errors import (
+    ModelAuthError,
+    ModelConnectionError,
+    ModelError,
+    ModelNotFoundError,
+    ModelRequestError,
+    ModelResponseError,
+    ModelServerError,
+)
+from agent_ls.core.messages import UserMessage
+from agent_ls.models.errors import UNTRANSLATED, status_error_class
+from agent_ls.models.openai_chat import OpenAIChatClient
+from tests.support.model_server import FakeModelServer
+
+KEY = "sk-secret-0123456789abcdef"
+URL = "http://llm.test/v1/chat/completions"
+MODEL = "openai/gpt-4.1"
+
+# Every exception class httpx exports, and what it becomes. A new httpx class fails the completeness test.
+TRANSPORT_EXPECTED: dict[type[Exception], type[ModelError]] = {
+    httpx.ConnectTimeout: ModelConnectionError,
+    httpx.ReadTimeout: ModelConnectionError,
+    httpx.WriteTimeout: ModelConnectionError,
+    httpx.PoolTimeout: ModelConnectionError,
+    httpx.TimeoutException: ModelConnectionError,
+    httpx.ConnectError: ModelConnectionError,
+    httpx.ReadError: ModelConnectionError,
+    httpx.WriteError: ModelConnectionError,
+    httpx.CloseError: ModelConnectionError,
+    httpx.NetworkError: ModelConnectionError,
+    httpx.ProxyError: ModelConnectionError,
+    httpx.RemoteProtocolError: ModelConnectionError,
+    httpx.LocalProtocolError: ModelRequestError,
+    httpx.ProtocolError: ModelConnectionError,
+    httpx.UnsupportedProtocol: ModelConnectionError,
+    httpx.InvalidURL: ModelConnectionError,
+    httpx.TransportError: ModelConnectionError,
+    httpx.DecodingError: ModelResponseError,
+    httpx.TooManyRedirects: ModelRequestError,
+    httpx.RequestError: ModelConnectionError,
+    httpx.HTTPError: ModelConnectionError,
+}
+
+
+@pytest.fixture
+async def make_client() -> AsyncIterator[Callable[..., OpenAIChatClient]]:
+    clients: list[OpenAIChatClient] = []
+
+    def make(
+        handler: Callable[[httpx.Request], httpx.Response], api_key: str | None = KEY
+    ) -> OpenAIChatClient:
+        client = OpenAIChatClient(
+            model="gpt-4.1",
+            base_url="http://llm.test/v1",
+            api_key=api_key,
+            model_name=MODEL,
+            key_env="OPENAI_API_KEY",
+            transport=httpx.MockTransport(handler),
+        )
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        await client.aclose()
+
+
+def answer(
+    status: int, body: Any = None, text: str | None = None, **headers: str
+) -> Callable[..., httpx.Response]:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if text is not None:
+            return httpx.Response(status, text=text, headers=headers)
+        return httpx.Response(status, json=body, headers=headers)
+
+    return handler
+
+
+def openai_error(message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+
+
+async def failure(client: OpenAIChatClient) -> ModelError:
+    with pytest.raises(ModelError) as caught:
+        await client.complete([UserMessage("hi")], [])
+    return caught.value
+
+
+def assert_one_line_naming_url_and_model(error: ModelError, url: str = URL) -> None:
+    message = str(error)
+    assert "\n" not in message and url in message and MODEL in message and KEY not in message
+
+
+LONG = "x" * 400
+STATUS_CASES = [
+    pytest.param(
+        answer(401, openai_error(f"Incorrect API key provided: {KEY}.")),
+        KEY,
+        ModelAuthError,
+        f"the model server at {URL} rejected the API key (HTTP 401) for model {MODEL}; "
+        "set AGENT_LS_API_KEY or OPENAI_API_KEY",
+        id="401",
+    ),
+    pytest.param(
+        answer(403, openai_error("forbidden")),
+        KEY,
+        ModelAuthError,
+        f"the model server at {URL} rejected the API key (HTTP 403) for model {MODEL}; "
+        "set AGENT_LS_API_KEY or OPENAI_API_KEY",
+        id="403",
+    ),
+    pytest.param(
+        answer(401, openai_error("You didn't provide an API key.")),
+        None,
+        ModelAuthError,
+        f"the model server at {URL} requires an API key (HTTP 401) for model {MODEL}; "
+        "set AGENT_LS_API_KEY or OPENAI_API_KEY",
+        id="401-no-key",
+    ),
+    pytest.param(
+        answer(404, openai_error("The model `gpt-4.1` does not exist")),
+        KEY,
+        ModelNotFoundError,
+        f"the model server at {URL} answered HTTP 404 for model {MODEL}: The model `gpt-4.1` does not exist; "
+        "check the base URL and the model name",
+        id="404",
+    ),
+    pytest.param(
+        answer(404, text="404 page not found"),
+        KEY,
+        ModelNotFoundError,
+        f"the model server at {URL} answered HTTP 404 for model {MODEL}: 404 page not found; "
+        "check the base URL and the model name",
+        id="404-text",
+    ),
+    pytest.param(
+        answer(301, text="", location="https://llm.test/v1/chat/completions"),
+        KEY,
+        ModelNotFoundError,
+        f"the model server at {URL} redirected (HTTP 301) to https://llm.test/v1/chat/completions "
+        f"for model {MODEL}; check the base URL",
+        id="301",
+    ),
+    pytest.param(
+        answer(400, openai_error(f"Invalid 'messages'\nat index 3 (key {KEY})")),
+        KEY,
+        ModelRequestError,
+        f"the model server at {URL} rejected the request (HTTP 400) for model {MODEL}: "
+        "Invalid 'messages' at index 3 (key ***)",
+        id="400-message-redacted",
+    ),
+    pytest.param(
+        answer(400, openai_error(LONG)),
+        KEY,
+        ModelRequestError,
+        f"the model server at {URL} rejected the request (HTTP 400) for model {MODEL}: {'x' * 299}…",
+        id="400-truncated",
+    ),
+    pytest.param(
+        answer(422, {"detail": "messages: field required"}),
+        KEY,
+        ModelRequestError,
+        f"the model server at {URL} rejected the request (HTTP 422) for model {MODEL}: "
+        "messages: field required",
+        id="422-detail",
+    ),
+    pytest.param(
+        answer(429, {"error": "rate limited"}),
+        KEY,
+        ModelRequestError,
+        f"the model server at {URL} rejected the request (HTTP 429) for model {MODEL}: rate limited",
+        id="429-error-string",
+    ),
+    pytest.param(
+        answer(500, openai_error("The server had an error while processing your request.")),
+        KEY,
+        ModelServerError,
+        f"the model server at {URL} failed (HTTP 500) for model {MODEL}: "
+        "The server had an error while processing your request.",
+        id="500",
+    ),
+    pytest.param(
+        answer(503, text=""),
+        KEY,
+        ModelServerError,
+        f"the model server at {URL} failed (HTTP 503) for model {MODEL}",
+        id="503-empty",
+    ),
+    pytest.param(
+        answer(200, text="<html><body>Welcome to nginx!</body></html>"),
+        KEY,
+        ModelResponseError,
+        f"the model server at {URL} sent an unreadable response (HTTP 200) for model {MODEL}: "
+        "the body is not JSON: '<html><body>Welcome to nginx!</body></html>'",
+        id="200-not-json",
+    ),
+    pytest.param(
+        answer(200, {"object": "list", "data": []}),
+        KEY,
+        ModelResponseError,
+        f"the model server at {URL} sent an unreadable response (HTTP 200) for model {MODEL}: "
+        "unexpected body: choices: Field required",
+        id="200-no-choices",
+    ),
+    pytest.param(
+        answer(200, {"choices": []}),
+        KEY,
+        ModelResponseError,
+        f"the model server at {URL} sent an unreadable response (HTTP 200) for model {MODEL}: "
+        "unexpected body: choices: List should have at least 1 item after validation, not 0",
+        id="200-empty-choices",
+    ),
+]
+
+
+@pytest.mark.parametrize(("handler", "api_key", "error_class", "message"), STATUS_CASES)
+async def test_http_failures_map_to_one_line_messages(
+    make_client: Callable[..., OpenAIChatClient],
+    handler: Callable[..., httpx.Response],
+    api_key: str | None,
+    error_class: type[ModelError],
+    message: str,
+) -> None:
+    error = await failure(make_client(handler, api_key))
+
+    assert (type(error), str(error)) == (error_class, message)
+    assert_one_line_naming_url_and_model(error)
+
+
+@pytest.mark.parametrize("exception_class", list(TRANSPORT_EXPECTED), ids=lambda c: c.__name__)
+async def test_each_httpx_exception_family_maps_to_its_class(
+    make_client: Callable[..., OpenAIChatClient], exception_class: type[Exception]
+) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise exception_class(f"boom with Bearer {KEY}")
+
+    error = await failure(make_client(handler))
+
+    assert type(error) is TRANSPORT_EXPECTED[exception_class]
+    assert isinstance(error.__cause__, exception_class)
+    assert_one_line_naming_url_and_model(error)
+
+
+def test_the_mapping_covers_every_exception_httpx_exports() -> None:
+    exported = {
+        obj
+        for name in httpx.__all__
+        if isinstance(obj := getattr(httpx, name), type) and issubclass(obj, Exception)
+    }
+    untranslated = {cls for cls in exported if issubclass(cls, UNTRANSLATED)}
+
+    assert untranslated == {
+        httpx.CookieConflict,
+        httpx.StreamError,
+        httpx.StreamClosed,
+        httpx.StreamConsumed,
+        httpx.RequestNotRead,
+        httpx.ResponseNotRead,
+    }
+    assert exported - untranslated == set(TRANSPORT_EXPECTED) | {httpx.HTTPStatusError}
+
+
+def test_every_status_class_has_an_error_class() -> None:
+    expected = {
+        **{status: ModelNotFoundError for status in range(300, 400)},
+        **{status: ModelRequestError for status in range(400, 500)},
+        401: ModelAuthError,
+        403: ModelAuthError,
+        404: ModelNotFoundError,
+        **{status: ModelServerError for status in range(500, 600)},
+    }
+
+    assert {status: status_error_class(status) for status in range(300, 600)} == expected
+
+
+async def test_an_unreachable_server_is_a_connection_error() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    client = OpenAIChatClient(
+        model="gpt-4.1", base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, model_name=MODEL
+    )
+    try:
+        error = await failure(client)
+    finally:
+        await client.aclose()
+
+    assert type(error) is ModelConnectionError
+    assert str(error).startswith(
+        f"cannot reach the model server at {url} for model {MODEL}: connection failed"
+    )
+    assert_one_line_naming_url_and_model(error, url)
+
+
+async def test_a_read_timeout_over_http_is_a_connection_error() -> None:
+    with FakeModelServer([{"content": "late", "delay_s": 30}]) as server:
+        client = OpenAIChatClient(
+            model="gpt-4.1", base_url=server.base_url, api_key=KEY, model_name=MODEL, timeout_s=0.1
+        )
+        try:
+            error = await failure(client)
+        finally:
+            await client.aclose()
+    url = f"{server.base_url}/chat/completions"
+
+    assert (type(error), str(error)) == (
+        ModelConnectionError,
+        f"cannot reach the model server at {url} for model {MODEL}: no response before the read timeout",
+    )
+
+
+async def test_error_bodies_from_the_fake_server_round_trip() -> None:
+    steps: list[dict[str, Any]] = [
+        {"status": 400, "body": openai_error("'tool_call_id' must not be empty")},
+        {"status": 401},
+    ]
+    with FakeModelServer(steps) as server:
+        client = OpenAIChatClient(model="gpt-4.1", base_url=server.base_url, api_key=KEY, model_name=MODEL)
+        try:
+            first, second = await failure(client), await failure(client)
+        finally:
+            await client.aclose()
+    url = f"{server.base_url}/chat/completions"
+
+    assert [(type(first), str(first)), (type(second), type(second).__name__)] == [
+        (
+            ModelRequestError,
+            f"the model server at {url} rejected the request (HTTP 400) for model {MODEL}: "
+            "'tool_call_id' must not be empty",
+        ),
+        (ModelAuthError, "ModelAuthError"),
+    ]
