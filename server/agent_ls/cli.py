@@ -23,7 +23,9 @@ EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent-ls", description="A coding agent hosted in a language server.")
+    parser = argparse.ArgumentParser(
+        prog="agent-ls", description="A coding agent hosted in a language server."
+    )
     parser.add_argument("--version", action="version", version=f"agent-ls {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 

@@ -7,6 +7,7 @@ staleness first, then each written atomically through a temporary file and ``os.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -21,6 +22,12 @@ from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
 from agent_ls.workspace.apply import disk_stale_reason, write_atomically
 from agent_ls.workspace.diffs import unified_diff
 
+TERMINAL_REPLIES: dict[str, ApprovalReply] = {
+    "o": "once",
+    "once": "once",
+    "s": "session",
+    "session": "session",
+}
 EXIT_BY_STATUS = {"done": 0, "stopped": 1, "error": 1, "cancelled": 130}
 
 
@@ -35,11 +42,17 @@ class TerminalApprover:
             print(f"  (--yes) allowing {request.tool_name}: {request.subject}", file=sys.stderr)
             return "once"
         if not sys.stdin.isatty():
-            print(f"  denied {request.tool_name}: {request.subject} (no terminal to ask; use --yes)", file=sys.stderr)
+            print(
+                f"  denied {request.tool_name}: {request.subject} (no terminal to ask; use --yes)",
+                file=sys.stderr,
+            )
             return "deny"
-        print(f"\nagent-ls wants to run {request.tool_name}: {request.subject}\n  ({request.reason})", file=sys.stderr)
-        answer = input("  [o]nce / [s]ession / [d]eny? ").strip().lower()
-        return {"o": "once", "once": "once", "s": "session", "session": "session"}.get(answer, "deny")
+        print(
+            f"\nagent-ls wants to run {request.tool_name}: {request.subject}\n  ({request.reason})",
+            file=sys.stderr,
+        )
+        answer = (await asyncio.to_thread(input, "  [o]nce / [s]ession / [d]eny? ")).strip().lower()
+        return TERMINAL_REPLIES.get(answer, "deny")
 
 
 def _render(event: Event) -> None:
@@ -51,7 +64,11 @@ def _render(event: Event) -> None:
 async def run_headless(
     *, task: str, model: str | None, workspace: Path, max_turns: int | None, yes: bool, apply: bool
 ) -> int:
-    """Run ``task`` in ``workspace``; returns the process exit code (0 done, 1 stopped/failed, 130 cancelled)."""
+    """Run ``task`` in ``workspace``.
+
+    Returns:
+        The process exit code: 0 done, 1 stopped or failed, 130 cancelled.
+    """
     session = Session(
         root=workspace,
         approver=TerminalApprover(yes=yes),

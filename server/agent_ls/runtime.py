@@ -62,8 +62,8 @@ class Session:
         self.session_id = session_id or new_session_id()
         self.root = root.resolve()
         self.limits = limits or LoopLimits()
-        self.overlay = Overlay(self.root, buffers)
         self.shadow = ShadowCopy(self.root)
+        self.overlay = Overlay(self.root, buffers, shadow=self.shadow)
         runner = ShellRunner(self.shadow, self.overlay, environ)
         self.registry = ToolRegistry(
             default_tools(),

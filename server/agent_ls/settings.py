@@ -65,7 +65,11 @@ class EditorSettings(BaseModel):
 
     @classmethod
     def from_client(cls, raw: Any) -> tuple[EditorSettings, list[str]]:
-        """Parse client-sent settings; returns the settings and one-line problems (invalid values are dropped)."""
+        """Parse client-sent settings.
+
+        Returns:
+            The settings, and one line per problem; invalid values are dropped, never fatal.
+        """
         if isinstance(raw, Mapping) and isinstance(raw.get("agentLs"), Mapping):
             raw = raw["agentLs"]
         if not isinstance(raw, Mapping):

@@ -21,7 +21,7 @@ import pytest_lsp
 from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from agent_ls.demo.edit_applier import EditorFiles, apply_workspace_edit
+from agent_ls.demo.edit_applier import EditorFiles
 from tests.support.model_server import FakeModelServer
 
 SECRET_KEY = "sk-e2e-secret-must-never-leak-0123456789"
@@ -65,7 +65,14 @@ def model_server() -> Iterator[FakeModelServer]:
     )
 )
 async def client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
-    state: dict[str, Any] = {"answers": [], "prompts": [], "edits": [], "events": [], "ended": [], "apply": True}
+    state: dict[str, Any] = {
+        "answers": [],
+        "prompts": [],
+        "edits": [],
+        "events": [],
+        "ended": [],
+        "apply": True,
+    }
     lsp_client.agent = state  # type: ignore[attr-defined]
     lsp_client.files = EditorFiles()  # type: ignore[attr-defined]
 
@@ -79,8 +86,10 @@ async def client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
     def _apply(params: t.ApplyWorkspaceEditParams) -> t.ApplyWorkspaceEditResult:
         state["edits"].append(params)
         if not state["apply"]:
-            return t.ApplyWorkspaceEditResult(applied=False, failure_reason="the user cancelled the refactoring")
-        outcome = apply_workspace_edit(lsp_client.protocol._converter.unstructure(params.edit), lsp_client.files)
+            return t.ApplyWorkspaceEditResult(
+                applied=False, failure_reason="the user cancelled the refactoring"
+            )
+        outcome = lsp_client.files.apply(lsp_client.protocol._converter.unstructure(params.edit))
         return t.ApplyWorkspaceEditResult(applied=outcome.applied, failure_reason=outcome.failure_reason)
 
     @lsp_client.feature("agent/event")
@@ -116,7 +125,9 @@ def model_settings(server: FakeModelServer, **extra: Any) -> dict[str, Any]:
 
 
 async def command(client: LanguageClient, name: str, argument: dict[str, Any]) -> Any:
-    return await client.workspace_execute_command_async(t.ExecuteCommandParams(command=name, arguments=[argument]))
+    return await client.workspace_execute_command_async(
+        t.ExecuteCommandParams(command=name, arguments=[argument])
+    )
 
 
 def field(obj: Any, name: str) -> Any:

@@ -35,7 +35,9 @@ def _pytest(root: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-async def test_task_to_applied_fix(client: LanguageClient, workspace: Path, model_server: FakeModelServer) -> None:
+async def test_task_to_applied_fix(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+) -> None:
     stats = workspace / "stats.py"
     disk_before = stats.read_bytes()
     model_server.steps.extend(
@@ -51,7 +53,15 @@ async def test_task_to_applied_fix(client: LanguageClient, workspace: Path, mode
                     }
                 ]
             },
-            {"tool_calls": [{"id": "call_test", "name": "bash", "arguments": {"command": "pytest -q -p no:cacheprovider"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "id": "call_test",
+                        "name": "bash",
+                        "arguments": {"command": "pytest -q -p no:cacheprovider"},
+                    }
+                ]
+            },
             {"content": "Fixed mean()."},
         ]
     )
@@ -83,16 +93,26 @@ async def test_task_to_applied_fix(client: LanguageClient, workspace: Path, mode
 
     requests = model_server.requests
     assert len(requests) == 5
-    first_user = [m for m in requests[0]["messages"] if m["role"] == "user"][0]["content"]
+    first_user = next(m for m in requests[0]["messages"] if m["role"] == "user")["content"]
     assert "Fix the failing test" in first_user and "stats.py" in first_user
     assert {tool["function"]["name"] for tool in requests[0]["tools"]} == {
-        "read_file", "list_files", "grep", "edit_file", "write_file", "bash"
+        "read_file",
+        "list_files",
+        "grep",
+        "edit_file",
+        "write_file",
+        "bash",
     }
     # Every tool call got exactly one result with its id; read_file saw the unsaved buffer.
     read_result = tool_messages(requests[1])
     assert [m["tool_call_id"] for m in read_result] == ["call_read"]
     assert "unsaved edit in the editor" in read_result[0]["content"]
-    assert [m["tool_call_id"] for m in tool_messages(requests[4])] == ["call_read", "call_ask", "call_edit", "call_test"]
+    assert [m["tool_call_id"] for m in tool_messages(requests[4])] == [
+        "call_read",
+        "call_ask",
+        "call_edit",
+        "call_test",
+    ]
     # The "ask" command produced a prompt; the test denied it and the model saw the denial.
     prompts = client.agent["prompts"]  # type: ignore[attr-defined]
     assert len(prompts) == 1 and "make lint" in prompts[0].message
@@ -141,7 +161,14 @@ async def test_stale_document_is_refused_and_proposal_kept(
     stats = workspace / "stats.py"
     model_server.steps.extend(
         [
-            {"tool_calls": [{"name": "edit_file", "arguments": {"path": "stats.py", "old_string": BUGGY, "new_string": FIXED}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {"path": "stats.py", "old_string": BUGGY, "new_string": FIXED},
+                    }
+                ]
+            },
             {"content": "done"},
         ]
     )
@@ -176,7 +203,11 @@ async def test_rejected_apply_keeps_the_proposal(
 ) -> None:
     model_server.steps.extend(
         [
-            {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes/new.md", "content": "hi\r\n"}}]},
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "notes/new.md", "content": "hi\r\n"}}
+                ]
+            },
             {"content": "done"},
         ]
     )

@@ -24,7 +24,8 @@ def _caps(*, annotations: bool, create: bool, prompts: bool) -> t.ClientCapabili
             ),
         ),
         window=t.WindowClientCapabilities(
-            work_done_progress=False, show_message=t.ShowMessageRequestClientCapabilities() if prompts else None
+            work_done_progress=False,
+            show_message=t.ShowMessageRequestClientCapabilities() if prompts else None,
         ),
     )
 
@@ -33,7 +34,9 @@ async def test_without_annotations_the_server_asks_before_applying(
     client: LanguageClient, workspace: Path, model_server: FakeModelServer
 ) -> None:
     model_server.steps.extend([{"tool_calls": [{"name": "edit_file", "arguments": FIX}]}, {"content": "ok"}])
-    await start(client, workspace, model_settings(model_server), _caps(annotations=False, create=True, prompts=True))
+    await start(
+        client, workspace, model_settings(model_server), _caps(annotations=False, create=True, prompts=True)
+    )
     session_id = field(await command(client, "agent.run", {"task": "fix"}), "sessionId")
     assert field(await run_ended(client, session_id), "status") == "done"
 
@@ -48,7 +51,9 @@ async def test_without_annotations_apply_only_on_apply(
     client: LanguageClient, workspace: Path, model_server: FakeModelServer
 ) -> None:
     model_server.steps.extend([{"tool_calls": [{"name": "edit_file", "arguments": FIX}]}, {"content": "ok"}])
-    await start(client, workspace, model_settings(model_server), _caps(annotations=False, create=True, prompts=True))
+    await start(
+        client, workspace, model_settings(model_server), _caps(annotations=False, create=True, prompts=True)
+    )
     session_id = field(await command(client, "agent.run", {"task": "fix"}), "sessionId")
     await run_ended(client, session_id)
     client.agent["answers"].append("Apply")  # type: ignore[attr-defined]
@@ -64,9 +69,14 @@ async def test_new_file_without_resource_operations_is_refused_clearly(
     client: LanguageClient, workspace: Path, model_server: FakeModelServer
 ) -> None:
     model_server.steps.extend(
-        [{"tool_calls": [{"name": "write_file", "arguments": {"path": "NEW.md", "content": "x\n"}}]}, {"content": "ok"}]
+        [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "NEW.md", "content": "x\n"}}]},
+            {"content": "ok"},
+        ]
     )
-    await start(client, workspace, model_settings(model_server), _caps(annotations=True, create=False, prompts=True))
+    await start(
+        client, workspace, model_settings(model_server), _caps(annotations=True, create=False, prompts=True)
+    )
     session_id = field(await command(client, "agent.run", {"task": "new file"}), "sessionId")
     await run_ended(client, session_id)
     applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
@@ -79,9 +89,14 @@ async def test_ask_without_prompt_support_is_denied_and_logged(
     client: LanguageClient, workspace: Path, model_server: FakeModelServer
 ) -> None:
     model_server.steps.extend(
-        [{"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "make build"}}]}, {"content": "ok"}]
+        [
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "make build"}}]},
+            {"content": "ok"},
+        ]
     )
-    await start(client, workspace, model_settings(model_server), _caps(annotations=True, create=True, prompts=False))
+    await start(
+        client, workspace, model_settings(model_server), _caps(annotations=True, create=True, prompts=False)
+    )
     session_id = field(await command(client, "agent.run", {"task": "build"}), "sessionId")
     assert field(await run_ended(client, session_id), "status") == "done"
     assert client.agent["prompts"] == []  # type: ignore[attr-defined]

@@ -14,9 +14,7 @@ from tests.support.model_server import FakeModelServer
 
 
 async def _wait_for_requests(server: FakeModelServer, count: int) -> None:
-    async with asyncio.timeout(10):
-        while len(server.requests) < count:
-            await asyncio.sleep(0.02)
+    assert await asyncio.to_thread(server.wait_for_requests, count, 10.0)
 
 
 @pytest.mark.parametrize("how", ["agent.cancel", "progress"])
@@ -43,7 +41,9 @@ async def test_cancel_while_the_model_holds_its_reply(
     assert field(await command(client, "agent.cancel", {"sessionId": session_id}), "cancelled") is False
 
 
-async def test_max_turns_stops_cleanly(client: LanguageClient, workspace: Path, model_server: FakeModelServer) -> None:
+async def test_max_turns_stops_cleanly(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+) -> None:
     model_server.steps.extend([{"tool_calls": [{"name": "list_files", "arguments": {}}]}] * 3)
     await start(client, workspace, model_settings(model_server, maxTurns=2))
     session_id = field(await command(client, "agent.run", {"task": "loop forever"}), "sessionId")
@@ -80,11 +80,18 @@ async def test_malformed_tool_calls_are_answered_and_the_run_continues(
     [
         ({"status": 401}, "HTTP 401"),
         ({"status": 404}, "HTTP 404"),
-        ({"status": 400, "body": {"error": {"message": "tools are not supported by this model"}}}, "tools are not supported"),
+        (
+            {"status": 400, "body": {"error": {"message": "tools are not supported by this model"}}},
+            "tools are not supported",
+        ),
     ],
 )
 async def test_model_server_errors_end_the_run_with_one_clear_line(
-    step: dict[str, object], expected: str, client: LanguageClient, workspace: Path, model_server: FakeModelServer
+    step: dict[str, object],
+    expected: str,
+    client: LanguageClient,
+    workspace: Path,
+    model_server: FakeModelServer,
 ) -> None:
     model_server.steps.append(step)
     await start(client, workspace, model_settings(model_server))
@@ -104,7 +111,9 @@ async def test_unreachable_model_server(client: LanguageClient, workspace: Path)
     assert "http://127.0.0.1:9/v1" in field(ended, "reason") and "\n" not in field(ended, "reason")
 
 
-async def test_no_model_configured_names_the_places_to_set_one(client: LanguageClient, workspace: Path) -> None:
+async def test_no_model_configured_names_the_places_to_set_one(
+    client: LanguageClient, workspace: Path
+) -> None:
     await start(client, workspace, {})
     session_id = field(await command(client, "agent.run", {"task": "anything"}), "sessionId")
     ended = await run_ended(client, session_id)
@@ -112,7 +121,9 @@ async def test_no_model_configured_names_the_places_to_set_one(client: LanguageC
     assert "agentLs.model" in field(ended, "reason") and "AGENT_LS_MODEL" in field(ended, "reason")
 
 
-async def test_invalid_command_arguments_are_rejected_plainly(client: LanguageClient, workspace: Path) -> None:
+async def test_invalid_command_arguments_are_rejected_plainly(
+    client: LanguageClient, workspace: Path
+) -> None:
     await start(client, workspace, {})
     with pytest.raises(Exception, match="task"):
         await command(client, "agent.run", {"uri": "file:///x"})

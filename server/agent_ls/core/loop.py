@@ -139,6 +139,8 @@ def _answer_orphans(history: list[Message]) -> None:
             for call in message.tool_calls:
                 if call.call_id not in answered:
                     history.append(
-                        ToolResultMessage(call_id=call.call_id, name=call.name, content=INTERRUPTED, is_error=True)
+                        ToolResultMessage(
+                            call_id=call.call_id, name=call.name, content=INTERRUPTED, is_error=True
+                        )
                     )
             return

@@ -24,7 +24,8 @@ class ModelClient(Protocol):
         - ``complete`` sends the whole conversation (it is stateless) and returns one response.
         - Failures raise a ``ModelError`` subclass whose message is one line naming the URL and the
           model, never the API key. Nothing else may escape, except ``asyncio.CancelledError``.
-        - Tool-call arguments in the response are raw JSON text, malformed or not: the dispatcher reports them.
+        - Tool-call arguments in the response are raw JSON text, malformed or not: the dispatcher
+          reports them.
     """
 
     @property
@@ -148,7 +149,10 @@ class Workspace(Protocol):
         ...
 
     async def search(self, pattern: str, rel: str, glob: str | None) -> str:
-        """ripgrep ``pattern`` (a regex) over the current view of ``rel``: ``path:line:text`` lines, uncapped."""
+        """ripgrep ``pattern`` (a regex) over the current view of ``rel``.
+
+        Returns ``path:line:text`` lines, uncapped; "" when nothing matches.
+        """
         ...
 
     def proposal(self) -> list[FileChange]:

@@ -26,7 +26,7 @@ from typing import Any
 from lsprotocol import types as t
 from pygls.lsp.client import LanguageClient
 
-from agent_ls.demo.edit_applier import DiskFiles, apply_workspace_edit
+from agent_ls.demo.edit_applier import EditorFiles
 
 TASK = "The tests in this project fail. Find the bug, fix it, and check that the tests pass."
 CAPABILITIES = t.ClientCapabilities(
@@ -63,6 +63,7 @@ class DemoClient(LanguageClient):
     def __init__(self, root: Path, interactive: bool) -> None:
         super().__init__("agent-ls-demo", "1")
         self.root = root
+        self.files = EditorFiles()
         self.interactive = interactive
         self.run_ended: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._register()
@@ -79,7 +80,9 @@ class DemoClient(LanguageClient):
             choice = titles[0] if titles else None
             if self.interactive and titles:
                 answer = input(f"  answer 1-{len(titles)} (default 1): ").strip()
-                choice = titles[int(answer) - 1] if answer.isdigit() and 0 < int(answer) <= len(titles) else choice
+                choice = (
+                    titles[int(answer) - 1] if answer.isdigit() and 0 < int(answer) <= len(titles) else choice
+                )
             elif "Deny" in titles:
                 choice = "Deny"  # no human to ask: the headless default is deny
             _say(f"  answered: {choice}")
@@ -104,9 +107,10 @@ class DemoClient(LanguageClient):
 
         @self.feature(t.WORKSPACE_APPLY_EDIT)
         def apply_edit(params: t.ApplyWorkspaceEditParams) -> t.ApplyWorkspaceEditResult:
-            _say(f"\n[editor] applying '{params.label}' ({len(params.edit.document_changes or [])} change(s))")
-            edit = self.protocol._converter.unstructure(params.edit)
-            outcome = apply_workspace_edit(edit, DiskFiles(self.root))
+            _say(
+                f"\n[editor] applying '{params.label}' ({len(params.edit.document_changes or [])} change(s))"
+            )
+            outcome = self.files.apply(self.protocol._converter.unstructure(params.edit))
             return t.ApplyWorkspaceEditResult(applied=outcome.applied, failure_reason=outcome.failure_reason)
 
 

@@ -7,14 +7,11 @@ message, so a run never hangs.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
 
 from agent_ls.core.ports import ApprovalReply, ApprovalRequest
-
-if TYPE_CHECKING:
-    from agent_ls.lsp.server import AgentLanguageServer
+from agent_ls.lsp.state import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 

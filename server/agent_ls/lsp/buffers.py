@@ -25,6 +25,6 @@ class EditorBuffers:
                 return OpenBuffer(text=document.source, version=document.version or 0)
         return None
 
-    def version_of(self, path: Path) -> int | None:
-        buffer = self.get(path)
-        return buffer.version if buffer else None
+    def open_paths(self) -> list[Path]:
+        """Paths of every open document with a file URI."""
+        return [Path(fs) for uri in self._workspace.text_documents if (fs := to_fs_path(uri))]

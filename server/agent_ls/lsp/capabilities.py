@@ -32,7 +32,9 @@ class ClientFlags:
             apply_edit=bool(workspace and workspace.apply_edit),
             document_changes=bool(edit and edit.document_changes),
             resource_create=bool(
-                edit and edit.resource_operations and t.ResourceOperationKind.Create in edit.resource_operations
+                edit
+                and edit.resource_operations
+                and t.ResourceOperationKind.Create in edit.resource_operations
             ),
             change_annotations=bool(edit and edit.change_annotation_support is not None),
             work_done_progress=bool(window and window.work_done_progress),

@@ -9,7 +9,7 @@ the run's work-done token (begin at ``RunStarted``, a report per turn and per to
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, assert_never
+from typing import assert_never
 
 from lsprotocol import types as t
 
@@ -27,9 +27,7 @@ from agent_ls.core.events import (
 )
 from agent_ls.core.transcript import line_for
 from agent_ls.lsp import protocol as p
-
-if TYPE_CHECKING:
-    from agent_ls.lsp.server import AgentLanguageServer
+from agent_ls.lsp.state import AgentLanguageServer
 
 
 class LspEventRenderer:
@@ -71,13 +69,17 @@ class LspEventRenderer:
             case MessageDelta(text=text):
                 return p.AgentEventNotification(session_id=sid, kind="textDelta", text=text)
             case ToolCallStarted(name=name, arguments=arguments):
-                return p.AgentEventNotification(session_id=sid, kind="toolCall", tool_name=name, text=arguments)
+                return p.AgentEventNotification(
+                    session_id=sid, kind="toolCall", tool_name=name, text=arguments
+                )
             case VerdictGiven(name=name, verdict=verdict, rule=rule):
                 return p.AgentEventNotification(
                     session_id=sid, kind="verdict", tool_name=name, verdict=verdict, text=rule
                 )
             case ToolCallFinished(name=name, output=output):
-                return p.AgentEventNotification(session_id=sid, kind="toolResult", tool_name=name, text=output)
+                return p.AgentEventNotification(
+                    session_id=sid, kind="toolResult", tool_name=name, text=output
+                )
             case UsageReported(total=total):
                 text = f"{total.input_tokens} in, {total.output_tokens} out"
                 return p.AgentEventNotification(session_id=sid, kind="usage", text=text)

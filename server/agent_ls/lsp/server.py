@@ -8,20 +8,10 @@ this module only routes. Document sync (didOpen/didChange/didClose) is pygls's b
 from __future__ import annotations
 
 from lsprotocol import types as t
-from pygls.lsp.server import LanguageServer
 
-from agent_ls import __version__
 from agent_ls.lsp import protocol
 from agent_ls.lsp.handlers import commands, lifecycle
-from agent_ls.lsp.state import ServerState
-
-
-class AgentLanguageServer(LanguageServer):
-    """pygls server plus our state (no module-level globals)."""
-
-    def __init__(self) -> None:
-        super().__init__("agent-ls", __version__, text_document_sync_kind=t.TextDocumentSyncKind.Incremental)
-        self.state = ServerState()
+from agent_ls.lsp.state import AgentLanguageServer
 
 
 def build_server() -> AgentLanguageServer:

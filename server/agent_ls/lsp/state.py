@@ -1,4 +1,8 @@
-"""What the server remembers between messages: client flags, settings and sessions."""
+"""The server class and what it remembers between messages: client flags, settings and sessions.
+
+Handlers import ``AgentLanguageServer`` from here at run time (pygls resolves their annotations),
+so this module must not import the handlers.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,10 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lsprotocol import types as t
+from pygls.lsp.server import LanguageServer
+
+from agent_ls import __version__
 from agent_ls.lsp.capabilities import ClientFlags
 from agent_ls.runtime import Session
 from agent_ls.settings import EditorSettings
@@ -27,3 +35,11 @@ class ServerState:
     settings: EditorSettings = field(default_factory=EditorSettings)
     roots: list[Path] = field(default_factory=list)
     sessions: dict[str, SessionEntry] = field(default_factory=dict)
+
+
+class AgentLanguageServer(LanguageServer):
+    """pygls server plus our state (no module-level globals)."""
+
+    def __init__(self) -> None:
+        super().__init__("agent-ls", __version__, text_document_sync_kind=t.TextDocumentSyncKind.Incremental)
+        self.state = ServerState()

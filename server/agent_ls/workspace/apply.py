@@ -18,7 +18,11 @@ def disk_stale_reason(root: Path, change: FileChange) -> str | None:
     """
     path = root / change.path
     if change.is_new:
-        return f"{change.path} now exists on disk; the agent proposed it as a new file" if path.exists() else None
+        return (
+            f"{change.path} now exists on disk; the agent proposed it as a new file"
+            if path.exists()
+            else None
+        )
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             current = handle.read()

@@ -37,7 +37,8 @@ def test_only_lsp_and_the_demo_import_pygls() -> None:
     offenders = [
         str(path.relative_to(PACKAGE))
         for path in PACKAGE.rglob("*.py")
-        if path.relative_to(PACKAGE).parts[0] not in allowed and {"pygls", "lsprotocol"} & _imported_roots(path)
+        if path.relative_to(PACKAGE).parts[0] not in allowed
+        and {"pygls", "lsprotocol"} & _imported_roots(path)
     ]
     assert offenders == []
 
@@ -47,7 +48,8 @@ def test_headless_run_does_not_load_pygls(tmp_path: Path) -> None:
     script.write_text('[{"content": "nothing to do"}]')
     probe = (
         "import sys, runpy\n"
-        f"sys.argv = ['agent-ls', 'run', 'hi', '--model', 'replay:{script}', '--workspace', {str(tmp_path)!r}]\n"
+        f"sys.argv = ['agent-ls', 'run', 'hi', '--model', 'replay:{script}',"
+        f" '--workspace', {str(tmp_path)!r}]\n"
         "from agent_ls.cli import main\n"
         "code = main()\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol'))\n"

@@ -71,7 +71,9 @@ class EchoTools:
         return ToolResultMessage(call_id=call.call_id, name=call.name, content=call.arguments)
 
 
-async def _run(model: ScriptedModel, limits: LoopLimits | None = None) -> tuple[RunEnded, list[Event], list[Message]]:
+async def _run(
+    model: ScriptedModel, limits: LoopLimits | None = None
+) -> tuple[RunEnded, list[Event], list[Message]]:
     events: list[Event] = []
     history: list[Message] = [UserMessage("task")]
     ended = await run_loop(
@@ -92,7 +94,10 @@ def _call(call_id: str, name: str = "echo", arguments: str = "{}") -> ToolCall:
 
 async def test_tool_call_then_answer_gives_the_exact_event_sequence() -> None:
     model = ScriptedModel(
-        [AssistantMessage(text="looking", tool_calls=(_call("c1", arguments='{"a":1}'),)), AssistantMessage(text="done")]
+        [
+            AssistantMessage(text="looking", tool_calls=(_call("c1", arguments='{"a":1}'),)),
+            AssistantMessage(text="done"),
+        ]
     )
     ended, events, history = await _run(model)
     total1, total2 = U, U + U

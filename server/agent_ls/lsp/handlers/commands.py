@@ -18,7 +18,7 @@ import asyncio
 import logging
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from lsprotocol import types as t
 from pydantic import ValidationError
@@ -33,15 +33,12 @@ from agent_ls.lsp.approver import LspApprover
 from agent_ls.lsp.buffers import EditorBuffers
 from agent_ls.lsp.convert import EditNotSupported, build_workspace_edit
 from agent_ls.lsp.render import LspEventRenderer
-from agent_ls.lsp.state import SessionEntry
+from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
 from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.runtime import Session
 from agent_ls.settings import EnvSnapshot, process_environ
 from agent_ls.workspace.apply import disk_stale_reason
 from agent_ls.workspace.diffs import line_counts, unified_diff
-
-if TYPE_CHECKING:
-    from agent_ls.lsp.server import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=p._Lenient)
@@ -53,7 +50,9 @@ def _parse(model: type[P], arguments: tuple[Any, ...]) -> P:
     try:
         return model.model_validate(arguments[0])
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'argument'}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'argument'}: {e['msg']}" for e in exc.errors()
+        )
         raise JsonRpcInvalidParams(f"invalid arguments: {problems}") from None
 
 
@@ -83,8 +82,12 @@ def _root_and_focus(ls: AgentLanguageServer, params: p.RunParams) -> tuple[Path,
         start, end = params.range.start, params.range.end
         selected = ""
         if (start.line, start.character) != (end.line, end.character):
-            selected = document.source[document.offset_at_position(_pos(start)) : document.offset_at_position(_pos(end))]
-        focus = Focus(path=focus.path, start_line=start.line + 1, end_line=end.line + 1, selected_text=selected)
+            selected = document.source[
+                document.offset_at_position(_pos(start)) : document.offset_at_position(_pos(end))
+            ]
+        focus = Focus(
+            path=focus.path, start_line=start.line + 1, end_line=end.line + 1, selected_text=selected
+        )
     return root, focus
 
 
@@ -267,7 +270,7 @@ async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, 
             encoding=ls.workspace.position_encoding or t.PositionEncodingKind.Utf16,
             change_annotations=flags.change_annotations,
             resource_create=flags.resource_create,
-            label=f"agent-ls: {entry.task_text[:60]}",
+            label=entry.task_text[:60],
         )
     except EditNotSupported as exc:
         return _refusal(str(exc))

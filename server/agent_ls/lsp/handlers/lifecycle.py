@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
 from pygls.uris import to_fs_path
 
 from agent_ls.lsp.capabilities import ClientFlags
+from agent_ls.lsp.state import AgentLanguageServer
 from agent_ls.settings import EditorSettings
-
-if TYPE_CHECKING:
-    from agent_ls.lsp.server import AgentLanguageServer
 
 log = logging.getLogger(__name__)
 

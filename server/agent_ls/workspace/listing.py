@@ -1,0 +1,156 @@
+"""Recursive file listing of a workspace directory under Git's ignore rules (``Overlay.list_files``).
+
+A walk, per directory entry, in order:
+
+1. skip ``.git`` always, and hidden entries (name starting with ``.``) unless the glob names one;
+2. skip symlinks to directories (never followed) and symlinks whose target leaves the workspace;
+3. skip what the ``.gitignore`` files from the root down to the entry's directory ignore (the deepest
+   file with an opinion decides, as in Git; an ignored directory is not entered);
+4. descend into directories, yield files that match the glob.
+
+A directory the caller names explicitly is listed even when it is ignored, as ``rg <dir>`` would.
+Patterns are matched with pathspec, which implements Git's wildmatch rules (a pattern without ``/``
+matches at any depth, ``**`` spans directories, ``!`` re-includes); fnmatch does not.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+_ALWAYS_SKIPPED = ".git"
+
+
+def names_hidden(glob: str) -> bool:
+    """True when a ``/``-separated component of ``glob`` starts with ``.`` (``.github/**``, ``src/.*``)."""
+    return any(part.startswith(".") and part not in (".", "..") for part in glob.split("/"))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which files a listing wants: those under ``rel_dir``, hidden ones or not, matching a glob.
+
+    Attributes:
+        rel_dir: workspace-relative POSIX directory (``"."`` for the root).
+        spec: the compiled glob, or None for every file.
+        hidden: hidden entries are wanted (the glob names one).
+    """
+
+    rel_dir: str
+    spec: pathspec.GitIgnoreSpec | None
+    hidden: bool
+
+    @classmethod
+    def of(cls, rel_dir: str, pattern: str | None) -> Selection:
+        """The selection for ``pattern``, a gitignore-style glob (``*.py``, ``.github/**``) or None."""
+        if not pattern:
+            return cls(rel_dir, None, False)
+        pattern = pattern.removeprefix("./")
+        return cls(rel_dir, pathspec.GitIgnoreSpec.from_lines([pattern]), names_hidden(pattern))
+
+    def covers(self, rel: str) -> bool:
+        """True when ``rel`` is under ``rel_dir``, outside ``.git``, not hidden below it (unless wanted)."""
+        if self.rel_dir == ".":
+            below = rel
+        elif rel.startswith(self.rel_dir + "/"):
+            below = rel[len(self.rel_dir) + 1 :]
+        else:
+            return False
+        parts = below.split("/")
+        return _ALWAYS_SKIPPED not in parts and (self.hidden or not any(p.startswith(".") for p in parts))
+
+    def wants(self, rel: str) -> bool:
+        """True when the glob matches ``rel`` as workspace-relative or as relative to ``rel_dir``."""
+        if self.spec is None:
+            return True
+        local = rel if self.rel_dir == "." else rel[len(self.rel_dir) + 1 :]
+        return self.spec.match_file(rel) or self.spec.match_file(local)
+
+
+@dataclass(frozen=True)
+class _IgnoreFile:
+    """The patterns of one ``.gitignore``; ``base`` is its directory, workspace-relative."""
+
+    base: str
+    spec: pathspec.GitIgnoreSpec
+
+    @classmethod
+    def load(cls, real_root: Path, base: str) -> _IgnoreFile | None:
+        try:
+            text = (real_root / base / ".gitignore").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        return cls(base, pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
+
+    def verdict(self, rel: str, is_dir: bool) -> bool | None:
+        """True (ignored), False (re-included by ``!``) or None (no pattern matched)."""
+        local = rel if self.base == "." else rel[len(self.base) + 1 :]
+        return self.spec.check_file(local + "/" if is_dir else local).include
+
+
+def _ignored(ignores: list[_IgnoreFile], rel: str, is_dir: bool) -> bool:
+    for item in reversed(ignores):
+        verdict = item.verdict(rel, is_dir)
+        if verdict is not None:
+            return verdict
+    return False
+
+
+def walk_files(real_root: Path, selection: Selection, stays_inside: Callable[[str], bool]) -> Iterator[str]:
+    """The files on disk under ``selection.rel_dir`` that the selection wants, in no particular order.
+
+    Args:
+        real_root: the workspace root with symlinks resolved.
+        selection: what to list.
+        stays_inside: whether an absolute symlink path resolves inside the workspace.
+
+    Returns:
+        Workspace-relative POSIX paths. Unreadable directories are skipped silently.
+    """
+    rel_dir = selection.rel_dir
+    parts = [] if rel_dir == "." else rel_dir.split("/")
+    bases = [".", *("/".join(parts[: i + 1]) for i in range(len(parts)))]
+    ignores = [item for base in bases if (item := _IgnoreFile.load(real_root, base))]
+    if rel_dir != "." and _ignored([i for i in ignores if i.base != rel_dir], rel_dir, True):
+        ignores = [item for item in ignores if item.base == rel_dir]
+    for rel in _walk_dir(real_root, rel_dir, ignores, selection, stays_inside):
+        if selection.wants(rel):
+            yield rel
+
+
+def _walk_dir(
+    real_root: Path,
+    rel_dir: str,
+    ignores: list[_IgnoreFile],
+    selection: Selection,
+    stays_inside: Callable[[str], bool],
+) -> Iterator[str]:
+    try:
+        with os.scandir(real_root / rel_dir) as scan:
+            entries = list(scan)
+    except OSError:
+        return
+    for entry in entries:
+        rel = entry.name if rel_dir == "." else f"{rel_dir}/{entry.name}"
+        if entry.name == _ALWAYS_SKIPPED or (entry.name.startswith(".") and not selection.hidden):
+            continue
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            is_link = entry.is_symlink()
+            if is_link and (os.path.isdir(entry.path) or not stays_inside(entry.path)):
+                continue
+            is_file = is_link or entry.is_file(follow_symlinks=False)
+        except OSError:
+            continue
+        if _ignored(ignores, rel, is_dir):
+            continue
+        if is_dir:
+            nested = _IgnoreFile.load(real_root, rel)
+            inner = [*ignores, nested] if nested else ignores
+            yield from _walk_dir(real_root, rel, inner, selection, stays_inside)
+        elif is_file:
+            yield rel

@@ -1,0 +1,201 @@
+"""ShadowCopy and ShellRunner: commands see the agent's view, never touch the user's files or keys."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_ls.core.ports import CommandResult
+from agent_ls.workspace.overlay import OpenBuffer, Overlay
+from agent_ls.workspace.shadow import ShadowCopy, ShellRunner, child_environment
+from tests.unit.workspace.conftest import FakeBuffers, write
+
+ENVIRON = {
+    "PATH": "/usr/bin:/bin",
+    "HOME": "/home/someone",
+    "LANG": "C.UTF-8",
+    "OPENAI_API_KEY": "sk-test-not-real",
+    "AGENT_LS_API_KEY": "al-test-not-real",
+    "AGENT_LS_MODEL": "openai/x",
+    "GITHUB_TOKEN": "gh-test-not-real",
+    "DB_PASSWORD": "pw",
+    "AWS_SECRET_ACCESS_KEY": "aws",
+    "EDITOR": "vim",
+}
+SHELL_SET = {"PWD", "OLDPWD", "SHLVL", "_"}  # variables the shell itself sets
+
+
+@pytest.fixture
+def runner(shadow: ShadowCopy, overlay: Overlay) -> ShellRunner:
+    return ShellRunner(shadow, overlay, ENVIRON)
+
+
+# -- ShadowCopy --------------------------------------------------------------------------------------
+
+
+async def test_shadow_copies_lazily_and_skips_heavy_dirs_and_secrets(
+    shadow: ShadowCopy, overlay: Overlay, root: Path
+) -> None:
+    write(
+        root,
+        {
+            "src/a.py": "a\n",
+            ".git/config": "[remote]\n",
+            "node_modules/x/index.js": "",
+            ".venv/bin/python": "",
+            "src/__pycache__/a.pyc": b"\0",
+            ".env": "K=1\n",
+            ".env.example": "K=\n",
+            "keys/server.pem": "-----BEGIN\n",
+            ".github/ci.yml": "",
+        },
+    )
+    (root / "link.py").symlink_to("src/a.py")
+    os.mkfifo(root / "pipe")
+    assert shadow.path is None
+    copy = await shadow.sync(overlay)
+    assert copy == shadow.path
+    found = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if not p.is_dir())
+    assert found == [".env.example", ".github/ci.yml", "link.py", "src/a.py"]
+    assert (copy / "link.py").is_symlink() and os.readlink(copy / "link.py") == "src/a.py"
+
+
+async def test_shadow_sync_writes_bytes_exactly_and_restores_what_it_wrote(
+    shadow: ShadowCopy, overlay: Overlay, buffers: FakeBuffers, root: Path
+) -> None:
+    write(root, {"a.txt": "a\n", "b.txt": "b\n"})
+    buffers.open[root / "b.txt"] = OpenBuffer("b\r\nunsaved\r", 3)
+    overlay.propose("a.txt", "a\r\nagent\r\n")
+    overlay.propose("new/c.txt", "c")
+    copy = await shadow.sync(overlay)
+    assert (copy / "a.txt").read_bytes() == b"a\r\nagent\r\n"
+    assert (copy / "b.txt").read_bytes() == b"b\r\nunsaved\r"
+    assert (copy / "new" / "c.txt").read_bytes() == b"c"
+    (copy / "made-by-command.txt").write_text("kept")
+    overlay.discard()
+    buffers.open.clear()
+    await shadow.sync(overlay)
+    assert (copy / "a.txt").read_bytes() == b"a\n"
+    assert (copy / "b.txt").read_bytes() == b"b\n"
+    assert not (copy / "new" / "c.txt").exists()
+    assert (copy / "made-by-command.txt").read_text() == "kept"
+    assert (root / "a.txt").read_bytes() == b"a\n"
+
+
+async def test_shadow_close_deletes_it(shadow: ShadowCopy, overlay: Overlay, root: Path) -> None:
+    write(root, {"a.txt": "a\n"})
+    copy = await shadow.sync(overlay)
+    shadow.close()
+    assert shadow.path is None and not copy.exists()
+    shadow.close()
+
+
+# -- ShellRunner -------------------------------------------------------------------------------------
+
+
+async def test_command_runs_in_the_shadow_and_sees_the_pending_edit(
+    runner: ShellRunner, overlay: Overlay, shadow: ShadowCopy, root: Path
+) -> None:
+    write(root, {"app.py": "print('disk')\n"})
+    overlay.propose("app.py", "print('agent')\n")
+    result = await runner.run("pwd; python3 app.py; echo changed > app.py", 30)
+    assert result == CommandResult(0, f"{shadow.path}\nagent\n", False)
+    assert (root / "app.py").read_text() == "print('disk')\n"
+    assert overlay.proposal()[0].new_text == "print('agent')\n"
+
+
+async def test_command_exit_code_and_merged_output(runner: ShellRunner) -> None:
+    result = await runner.run("echo out; echo err >&2; exit 3", 30)
+    assert result == CommandResult(3, "out\nerr\n", False)
+
+
+async def test_command_stdin_is_empty(runner: ShellRunner) -> None:
+    assert await runner.run("cat; echo done", 30) == CommandResult(0, "done\n", False)
+
+
+async def test_environment_is_an_allowlist_without_keys(runner: ShellRunner) -> None:
+    result = await runner.run("env", 30)
+    names = {line.split("=", 1)[0] for line in result.output.splitlines()} - SHELL_SET
+    assert names == {"HOME", "LANG", "PATH", "PYTHONDONTWRITEBYTECODE"}
+    assert "sk-test-not-real" not in result.output and "al-test-not-real" not in result.output
+
+
+def test_child_environment() -> None:
+    env = child_environment({**ENVIRON, "SHELL": "/bin/zsh", "TERM_TOKEN": "t", "HOME_KEY": "k"})
+    assert env == {
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin",
+        "HOME": "/home/someone",
+        "LANG": "C.UTF-8",
+        "SHELL": "/bin/zsh",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def test_child_environment_without_path_uses_the_default() -> None:
+    assert child_environment({})["PATH"] == f"{Path(sys.executable).parent}{os.pathsep}{os.defpath}"
+
+
+async def test_venv_tools_are_on_path(runner: ShellRunner) -> None:
+    result = await runner.run("command -v rg", 30)
+    assert result == CommandResult(0, f"{Path(sys.executable).parent / 'rg'}\n", False)
+
+
+async def test_timeout_kills_the_process_group(runner: ShellRunner) -> None:
+    result = await asyncio.wait_for(runner.run("echo started; sleep 30 & sleep 30", 0.5), 20)
+    assert result == CommandResult(None, "started\n", True)
+
+
+async def test_cancellation_kills_the_command(runner: ShellRunner, shadow: ShadowCopy) -> None:
+    task = asyncio.create_task(runner.run("echo $$ > pid.txt; exec sleep 30", 60))
+    pid_file = None
+    for _ in range(200):
+        await asyncio.sleep(0.05)
+        if shadow.path is not None and (shadow.path / "pid.txt").exists():
+            pid_file = shadow.path / "pid.txt"
+            if pid_file.read_text().strip():
+                break
+    assert pid_file is not None
+    pid = int(pid_file.read_text())
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+async def test_output_keeps_head_and_tail(shadow: ShadowCopy, overlay: Overlay) -> None:
+    runner = ShellRunner(shadow, overlay, ENVIRON, head_chars=10, tail_chars=15)
+    result = await runner.run("printf '0123456789abcdefghijklmnopqrstuvwxyz'", 30)
+    assert result == CommandResult(0, "0123456789\n[... 11 characters omitted ...]\nlmnopqrstuvwxyz", False)
+
+
+async def test_large_output_is_capped(runner: ShellRunner) -> None:
+    result = await runner.run("python3 -c \"print('é' * 1000000, end='')\"", 60)
+    assert result.exit_code == 0
+    assert result.output == "é" * 8000 + "\n[... 980000 characters omitted ...]\n" + "é" * 12000
+
+
+async def test_invalid_utf8_output_is_replaced(runner: ShellRunner) -> None:
+    assert await runner.run("printf 'a\\377b'", 30) == CommandResult(0, "a\ufffdb", False)
+
+
+async def test_command_sees_an_unsaved_buffer(runner: ShellRunner, buffers: FakeBuffers, root: Path) -> None:
+    write(root, {"notes.txt": "saved\n"})
+    buffers.open[root / "notes.txt"] = OpenBuffer("unsaved\r\n", 5)
+    assert await runner.run("od -c notes.txt | head -1", 30) == CommandResult(
+        0, "0000000   u   n   s   a   v   e   d  \\r  \\n\n", False
+    )
+
+
+async def test_discard_restores_a_file_a_command_deleted(
+    runner: ShellRunner, overlay: Overlay, root: Path
+) -> None:
+    write(root, {"a.txt": "disk\n"})
+    overlay.propose("a.txt", "agent\n")
+    assert await runner.run("cat a.txt; rm a.txt", 30) == CommandResult(0, "agent\n", False)
+    overlay.discard()
+    assert await runner.run("cat a.txt", 30) == CommandResult(0, "disk\n", False)
