@@ -29,8 +29,9 @@ from agent_ls.demo.edit_applier import (
     wire,
 )
 from agent_ls.lsp.convert import build_workspace_edit
+from tests.support.corpus import CORPUS as SHARED_CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "lsp-edits"
+CORPUS = SHARED_CORPUS / "lsp-edits"
 CASES = sorted(CORPUS.glob("*.json"))
 ROOT = Path("/ws")
 ENCODINGS = ("utf-16", "utf-8", "utf-32")

@@ -10,14 +10,14 @@ so that the set only shrinks.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent_ls.policy.engine import PermissionPolicy
+from tests.support.corpus import CORPUS as SHARED_CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+CORPUS = SHARED_CORPUS
 CASES: list[dict[str, Any]] = [
     json.loads(line)
     for line in (CORPUS / "shell-commands" / "commands.jsonl").read_text(encoding="utf-8").splitlines()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,8 +17,9 @@ import pytest
 
 from agent_ls.core.messages import Message, ToolResultMessage, UserMessage
 from agent_ls.models.openai_chat import OpenAIChatClient
+from tests.support.corpus import CORPUS as SHARED_CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+CORPUS = SHARED_CORPUS
 TOOL_CALLS = CORPUS / "tool-calls"
 EXPECTED: dict[str, Any] = json.loads((TOOL_CALLS / "EXPECTED.json").read_text(encoding="utf-8"))
 
