@@ -55,6 +55,8 @@ class FakeModelServer:
         requests: the JSON body of each request received, in order (a request that is not JSON is
             recorded as its text).
         request_headers: the headers of each request, names lowercased, in the same order.
+        request_times / reply_times: ``time.monotonic()`` when each request arrived and when its
+            reply was written (for benchmarks; never asserted in tests).
     """
 
     def __init__(self, steps: list[dict[str, Any]]) -> None:
@@ -63,6 +65,8 @@ class FakeModelServer:
         self.steps: list[dict[str, Any]] = list(steps)
         self.requests: list[Any] = []
         self.request_headers: list[dict[str, str]] = []
+        self.request_times: list[float] = []
+        self.reply_times: list[float] = []
         self._received = threading.Condition()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -123,6 +127,7 @@ class FakeModelServer:
     def _take_step(self, body: Any, headers: dict[str, str]) -> tuple[int, dict[str, Any] | None]:
         """Record the request; return its 1-based number and its step (None when the script ran out)."""
         with self._received:
+            self.request_times.append(time.monotonic())
             self.requests.append(body)
             self.request_headers.append(headers)
             number = len(self.requests)
@@ -189,6 +194,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+        self.wfile.flush()
+        self.fake.reply_times.append(time.monotonic())
 
 
 def _completion(step: ServerStep, number: int, model: str, request_bytes: int) -> str:
