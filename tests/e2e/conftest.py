@@ -22,23 +22,12 @@ from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from agent_ls.demo.edit_applier import EditorFiles
+from agent_ls.demo.runner import CAPABILITIES as DEMO_CAPABILITIES
 from tests.support.model_server import FakeModelServer
 
 SECRET_KEY = "sk-e2e-secret-must-never-leak-0123456789"
 
-CAPABILITIES = t.ClientCapabilities(
-    workspace=t.WorkspaceClientCapabilities(
-        apply_edit=True,
-        workspace_edit=t.WorkspaceEditClientCapabilities(
-            document_changes=True,
-            resource_operations=[t.ResourceOperationKind.Create],
-            change_annotation_support=t.ChangeAnnotationsSupportOptions(groups_on_label=True),
-        ),
-    ),
-    window=t.WindowClientCapabilities(
-        work_done_progress=True, show_message=t.ShowMessageRequestClientCapabilities()
-    ),
-)
+CAPABILITIES = DEMO_CAPABILITIES  # the same capable editor the demo plays (VS Code-like)
 
 
 @pytest.fixture

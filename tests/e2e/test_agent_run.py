@@ -229,3 +229,28 @@ async def test_rejected_apply_keeps_the_proposal(
     applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
     assert field(applied, "applied") is True, field(applied, "failureReason")
     assert (workspace / "notes" / "new.md").read_bytes() == b"hi\r\n"
+
+
+async def test_selection_and_file_in_focus_reach_the_model(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+) -> None:
+    model_server.steps.append({"content": "It averages."})
+    await start(client, workspace, model_settings(model_server))
+    stats = workspace / "stats.py"
+    uri = stats.as_uri()
+    client.text_document_did_open(
+        t.DidOpenTextDocumentParams(
+            t.TextDocumentItem(uri=uri, language_id="python", version=1, text=stats.read_text())
+        )
+    )
+    selection = {"start": {"line": 3, "character": 0}, "end": {"line": 4, "character": 0}}
+    started = await command(client, "agent.run", {"task": "Explain this", "uri": uri, "range": selection})
+    ended = await run_ended(client, field(started, "sessionId"))
+    assert field(ended, "status") == "done"
+    proposal = field(ended, "proposal")
+    assert (field(proposal, "files"), field(proposal, "added"), field(proposal, "removed")) == ([], 0, 0)
+    user = next(m for m in model_server.requests[0]["messages"] if m["role"] == "user")["content"]
+    assert user == (
+        "Explain this\n\nFile in focus: stats.py (line 4 selected)\n\n"
+        "Selected text:\n```\ndef mean(values: list[float]) -> float:\n\n```"
+    )

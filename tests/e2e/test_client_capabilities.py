@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from lsprotocol import types as t
 from pytest_lsp import LanguageClient
 
@@ -30,8 +31,9 @@ def _caps(*, annotations: bool, create: bool, prompts: bool) -> t.ClientCapabili
     )
 
 
-async def test_without_annotations_the_server_asks_before_applying(
-    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+@pytest.mark.parametrize("answer", ["Discard", "Apply"])
+async def test_without_annotations_the_server_asks_and_applies_only_on_apply(
+    answer: str, client: LanguageClient, workspace: Path, model_server: FakeModelServer
 ) -> None:
     model_server.steps.extend([{"tool_calls": [{"name": "edit_file", "arguments": FIX}]}, {"content": "ok"}])
     await start(
@@ -40,29 +42,21 @@ async def test_without_annotations_the_server_asks_before_applying(
     session_id = field(await command(client, "agent.run", {"task": "fix"}), "sessionId")
     assert field(await run_ended(client, session_id), "status") == "done"
 
-    client.agent["answers"].append("Discard")  # type: ignore[attr-defined]
+    client.agent["answers"].append(answer)  # type: ignore[attr-defined]
     applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
-    assert field(applied, "applied") is False and "discarded" in field(applied, "failureReason")
     assert client.agent["prompts"][-1].message == "Apply 1 file(s) (+1 −1)?"  # type: ignore[attr-defined]
-    assert client.agent["edits"] == []  # type: ignore[attr-defined]
-
-
-async def test_without_annotations_apply_only_on_apply(
-    client: LanguageClient, workspace: Path, model_server: FakeModelServer
-) -> None:
-    model_server.steps.extend([{"tool_calls": [{"name": "edit_file", "arguments": FIX}]}, {"content": "ok"}])
-    await start(
-        client, workspace, model_settings(model_server), _caps(annotations=False, create=True, prompts=True)
-    )
-    session_id = field(await command(client, "agent.run", {"task": "fix"}), "sessionId")
-    await run_ended(client, session_id)
-    client.agent["answers"].append("Apply")  # type: ignore[attr-defined]
-    applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
-    assert field(applied, "applied") is True
-    (edit,) = client.agent["edits"]  # type: ignore[attr-defined]
-    assert edit.edit.change_annotations is None
-    assert all(type(e) is t.TextEdit for e in edit.edit.document_changes[0].edits)
-    assert "len(values)\n" in (workspace / "stats.py").read_text()
+    remaining = field(await command(client, "agent.proposal", {"sessionId": session_id}), "files")
+    if answer == "Discard":
+        assert field(applied, "applied") is False and "discarded" in field(applied, "failureReason")
+        assert client.agent["edits"] == []  # type: ignore[attr-defined]
+        assert "(len(values) - 1)" in (workspace / "stats.py").read_text()
+    else:
+        assert field(applied, "applied") is True
+        (edit,) = client.agent["edits"]  # type: ignore[attr-defined]
+        assert edit.edit.change_annotations is None
+        assert all(type(e) is t.TextEdit for e in edit.edit.document_changes[0].edits)
+        assert "len(values)\n" in (workspace / "stats.py").read_text()
+    assert remaining == []
 
 
 async def test_new_file_without_resource_operations_is_refused_clearly(

@@ -47,7 +47,12 @@ def task_message(task: str, focus: Focus) -> str:
     if focus.path:
         where = f"File in focus: {focus.path}"
         if focus.start_line is not None and focus.end_line is not None:
-            where += f" (lines {focus.start_line}-{focus.end_line} selected)"
+            lines = (
+                f"line {focus.start_line}"
+                if focus.start_line == focus.end_line
+                else f"lines {focus.start_line}-{focus.end_line}"
+            )
+            where += f" ({lines} selected)"
         parts.append(where)
         if focus.selected_text.strip():
             parts.append(f"Selected text:\n```\n{focus.selected_text}\n```")

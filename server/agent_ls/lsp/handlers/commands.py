@@ -85,9 +85,9 @@ def _root_and_focus(ls: AgentLanguageServer, params: p.RunParams) -> tuple[Path,
             selected = document.source[
                 document.offset_at_position(_pos(start)) : document.offset_at_position(_pos(end))
             ]
-        focus = Focus(
-            path=focus.path, start_line=start.line + 1, end_line=end.line + 1, selected_text=selected
-        )
+        # A selection ending at column 0 does not include that line (as editors show it).
+        last = end.line if end.character == 0 and end.line > start.line else end.line + 1
+        focus = Focus(path=focus.path, start_line=start.line + 1, end_line=last, selected_text=selected)
     return root, focus
 
 
