@@ -6,7 +6,8 @@
   DESIGN.md), so every import of the LSP layer below is local to its subcommand.
 - ``demo``: copies the bundled sample project and drives ``agent-ls serve`` with a real LSP client.
 
-Exit codes of ``run``: 0 done, 1 stopped or failed, 2 usage error, 130 cancelled (Ctrl-C).
+Exit codes of ``run``: 0 done, 1 stopped or failed, 2 usage error (including no usable model),
+130 cancelled (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.max_turns is not None and args.max_turns < 1:
         print("agent-ls: --max-turns must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.task.strip():
+        print("agent-ls: the task is empty; say what the agent should do", file=sys.stderr)
         return EXIT_USAGE
     if not args.workspace.is_dir():
         print(f"agent-ls: workspace {args.workspace} is not a directory", file=sys.stderr)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 from pathlib import Path
 
 from agent_ls.core.context import Focus
+from agent_ls.core.errors import ConfigError
 from agent_ls.core.events import Event
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import ApprovalReply, ApprovalRequest
@@ -28,6 +30,7 @@ TERMINAL_REPLIES: dict[str, ApprovalReply] = {
     "s": "session",
     "session": "session",
 }
+EXIT_USAGE = 2
 EXIT_BY_STATUS = {"done": 0, "stopped": 1, "error": 1, "cancelled": 130}
 
 
@@ -51,8 +54,28 @@ class TerminalApprover:
             f"\nagent-ls wants to run {request.tool_name}: {request.subject}\n  ({request.reason})",
             file=sys.stderr,
         )
-        answer = (await asyncio.to_thread(input, "  [o]nce / [s]ession / [d]eny? ")).strip().lower()
-        return TERMINAL_REPLIES.get(answer, "deny")
+        answer = await _read_line("  [o]nce / [s]ession / [d]eny? ")
+        return TERMINAL_REPLIES.get(answer.strip().lower(), "deny")
+
+
+async def _read_line(prompt: str) -> str:
+    """One line from the terminal; "" on end of input.
+
+    A daemon thread rather than ``asyncio.to_thread``: on Ctrl-C the run ends at once instead of
+    waiting in the executor's shutdown for a line that never comes.
+    """
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line = input(prompt)
+        except (EOFError, OSError):
+            line = ""
+        loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(line))
+
+    threading.Thread(target=read, name="agent-ls-prompt", daemon=True).start()
+    return await answer
 
 
 def _render(event: Event) -> None:
@@ -67,8 +90,14 @@ async def run_headless(
     """Run ``task`` in ``workspace``.
 
     Returns:
-        The process exit code: 0 done, 1 stopped or failed, 130 cancelled.
+        The process exit code: 0 done, 1 stopped or failed, 2 a model that cannot be used (no
+        model, a bad model string, a missing replay script), 130 cancelled.
     """
+    try:
+        client = open_model(resolve_model(model, EditorSettings(), EnvSnapshot.from_environ()))
+    except ConfigError as exc:
+        print(f"agent-ls: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     session = Session(
         root=workspace,
         approver=TerminalApprover(yes=yes),
@@ -76,12 +105,7 @@ async def run_headless(
         limits=LoopLimits(max_turns=max_turns) if max_turns else LoopLimits(),
     )
     try:
-        ended = await session.run(
-            task=task,
-            focus=Focus(),
-            open_model=lambda: open_model(resolve_model(model, EditorSettings(), EnvSnapshot.from_environ())),
-            emit=_render,
-        )
+        ended = await session.run(task=task, focus=Focus(), open_model=lambda: client, emit=_render)
     finally:
         session.close()
     changes = session.proposal()
@@ -92,8 +116,8 @@ async def run_headless(
         print(f"\n{ended.answer}", file=sys.stderr)
     if apply and changes:
         if ended.status != "done":
-            print("agent-ls: not applying: the run did not finish", file=sys.stderr)
-            return 1
+            print(f"agent-ls: not applying: the run ended {ended.status}", file=sys.stderr)
+            return EXIT_BY_STATUS[ended.status]
         problems = [r for c in changes if (r := disk_stale_reason(session.root, c))]
         if problems:
             print(f"agent-ls: not applying, nothing written: {'; '.join(problems)}", file=sys.stderr)

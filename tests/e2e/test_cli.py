@@ -95,13 +95,16 @@ def test_ask_without_a_terminal_is_denied_and_yes_allows(tmp_path: Path) -> None
     assert not (root / "made-by-agent").exists()  # it ran in the shadow copy
 
 
-def test_usage_errors_exit_2_and_failures_exit_1(tmp_path: Path) -> None:
+def test_usage_and_model_errors_exit_2_and_failures_exit_1(tmp_path: Path) -> None:
     root = _project(tmp_path)
     assert _agent_ls("run", "x", "--workspace", str(tmp_path / "missing"), cwd=tmp_path).returncode == 2
     assert _agent_ls("run", "x", "--max-turns", "0", cwd=tmp_path).returncode == 2
     assert _agent_ls("run", cwd=tmp_path).returncode == 2
+    assert _agent_ls("run", " ", "--workspace", str(root), cwd=tmp_path).returncode == 2
+    bad_model = _agent_ls("run", "x", "--model", "nonsense", "--workspace", str(root), cwd=tmp_path)
+    assert bad_model.returncode == 2 and len(bad_model.stderr.strip().splitlines()) == 1
     no_model = _agent_ls("run", "x", "--workspace", str(root), cwd=tmp_path)
-    assert no_model.returncode == 1
+    assert no_model.returncode == 2 and len(no_model.stderr.strip().splitlines()) == 1
     assert "no model configured" in no_model.stderr and "Traceback" not in no_model.stderr
     looping = _script(tmp_path, [{"tool_calls": [{"name": "list_files", "arguments": {}}]}] * 3)
     stopped = _agent_ls(

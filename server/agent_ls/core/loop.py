@@ -120,7 +120,8 @@ async def _turns(
             return "done", "the model answered"
         for call in message.tool_calls:
             history.append(await tools.execute(call, emit))
-    return "stopped", f"clean stop: maximum of {limits.max_turns} turns exceeded"
+    turns = "turn" if limits.max_turns == 1 else "turns"
+    return "stopped", f"clean stop: maximum of {limits.max_turns} {turns} exceeded"
 
 
 def _last_text(history: list[Message]) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal, assert_never
+from urllib.parse import urlsplit
 
 from agent_ls.core.errors import ConfigError
 from agent_ls.core.ports import ModelClient
@@ -125,13 +126,31 @@ def resolve_model(model_arg: str | None, editor: EditorSettings, env: EnvSnapsho
         (env.get("OPENAI_BASE_URL") if provider == "openai" else None, "OPENAI_BASE_URL"),
     )
     base_url, url_source = url_chosen or (defaults.base_url, "the default")
-    if not base_url.startswith(("http://", "https://")):
-        raise ConfigError(f"base URL {base_url!r} (from {url_source}) must start with http:// or https://")
+    _check_base_url(base_url.strip(), url_source)
     key = _first(
         (env.get("AGENT_LS_API_KEY"), "AGENT_LS_API_KEY"),
         (env.get(defaults.key_env) if defaults.key_env else None, defaults.key_env or ""),
     )
-    return ModelChoice(model_string, provider, model, base_url=base_url, api_key=key[0] if key else None)
+    return ModelChoice(
+        model_string, provider, model, base_url=base_url.strip(), api_key=key[0] if key else None
+    )
+
+
+def _check_base_url(base_url: str, source: str) -> None:
+    """Refuse URLs we cannot use safely: another scheme, credentials in the URL, a query or fragment.
+
+    The message never repeats credentials found in the URL.
+    """
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        shown = base_url if "@" not in base_url else "<hidden: it contains credentials>"
+        raise ConfigError(f"base URL {shown!r} (from {source}) must start with http:// or https://")
+    if parts.username or parts.password:
+        raise ConfigError(
+            f"base URL from {source} contains credentials; remove them and set AGENT_LS_API_KEY instead"
+        )
+    if parts.query or parts.fragment:
+        raise ConfigError(f"base URL {base_url!r} (from {source}) must not have a query string or fragment")
 
 
 def open_model(choice: ModelChoice, *, timeout_s: float = 120.0) -> ModelClient:

@@ -4,9 +4,9 @@ Rules, each refusal an ``EditFailed`` the model reads (nothing is changed):
 - ``old_string`` must occur in the file (pending edits included): exactly once, or any number of times
   with ``replace_all``;
 - ``old_string`` and ``new_string`` must differ, and an edit may not empty a non-empty file.
-Line endings: when the file uses CRLF and ``old_string`` matches only with ``\\n`` read as ``\\r\\n``,
-both strings are converted, so the rest of the file keeps its bytes. The user's files are never
-written: ``Workspace.propose`` records the new text for review.
+Line endings: in a file that uses CRLF throughout, ``\\n`` in ``old_string`` (when it matches only that
+way) and in ``new_string`` is read as ``\\r\\n``, so the file never ends up with mixed line endings.
+The user's files are never written: ``Workspace.propose`` records the new text for review.
 """
 
 from __future__ import annotations
@@ -39,10 +39,13 @@ async def run(args: Args, ctx: ToolContext) -> ToolOutput:
     text = ctx.workspace.read_text(rel)
     old, new = args.old_string, args.new_string
     count = text.count(old)
-    if count == 0 and "\r\n" in text and "\r" not in old and "\n" in old:
+    crlf_file = "\r\n" in text and text.count("\n") == text.count("\r\n")
+    if count == 0 and crlf_file and "\r" not in old and "\n" in old:
         # Models rarely send \r: match the file's CRLF line endings instead.
-        old, new = _crlf(old), _crlf(new)
+        old = _crlf(old)
         count = text.count(old)
+    if crlf_file and "\r" not in new:
+        new = _crlf(new)
     if count == 0:
         raise EditFailed(
             f"old_string not found in {rel}; read the file again and copy the exact text, "

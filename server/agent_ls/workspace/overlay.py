@@ -211,7 +211,9 @@ class Overlay:
         )
         stdout, stderr = await proc.communicate()
         output = stdout.decode("utf-8", errors="replace")
-        if proc.returncode == 1 or (proc.returncode == 0 and not output):
+        # rg exits 2 with "No files were searched" when every file is filtered out (an empty folder).
+        nothing_searched = b"No files were searched" in stderr
+        if proc.returncode == 1 or (proc.returncode == 0 and not output) or (nothing_searched and not output):
             return ""
         if proc.returncode != 0 and not output:
             raise ToolError(_search_error(pattern, stderr.decode("utf-8", errors="replace")))

@@ -154,6 +154,29 @@ def test_a_base_url_that_is_not_http_is_refused_with_its_source() -> None:
 
 
 @pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (
+            "http://user:sk-in-url@127.0.0.1:9/v1",
+            "base URL from AGENT_LS_BASE_URL contains credentials; "
+            "remove them and set AGENT_LS_API_KEY instead",
+        ),
+        (
+            "http://127.0.0.1:9/v1?key=K",
+            "base URL 'http://127.0.0.1:9/v1?key=K' (from AGENT_LS_BASE_URL) "
+            "must not have a query string or fragment",
+        ),
+        ("http:///v1", "base URL 'http:///v1' (from AGENT_LS_BASE_URL) must start with http:// or https://"),
+    ],
+)
+def test_base_urls_with_credentials_or_a_query_are_refused(url: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve_model("openai/x", NO_EDITOR, env(AGENT_LS_BASE_URL=url))
+    assert str(caught.value) == message
+    assert "sk-in-url" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
     ("model", "variables", "api_key"),
     [
         ("openai/gpt-4.1", {"OPENAI_API_KEY": "sk-openai"}, "sk-openai"),

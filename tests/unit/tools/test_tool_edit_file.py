@@ -88,6 +88,14 @@ async def test_single_line_edit_in_a_crlf_file_touches_nothing_else() -> None:
     assert h.workspace.pending == {"win.txt": "keep\r\nnew\r\nkeep\n"}
 
 
+async def test_single_line_old_string_with_multi_line_new_string_keeps_crlf() -> None:
+    h = make_harness({"f.py": "def f():\r\n    return 1\r\n"})
+    await h.text(
+        "edit_file", {"path": "f.py", "old_string": "    return 1", "new_string": "    x = 1\n    return x"}
+    )
+    assert h.workspace.pending == {"f.py": "def f():\r\n    x = 1\r\n    return x\r\n"}
+
+
 async def test_edits_build_on_pending_edits() -> None:
     h = make_harness({"a.py": "one\n"})
     await h.text("edit_file", {"path": "a.py", "old_string": "one", "new_string": "two"})

@@ -251,6 +251,10 @@ async def test_search_scoped_to_a_path_and_glob(overlay: Overlay, root: Path) ->
     assert await overlay.search("x", ".", ".github/*") == ".github/c.yml:1:x\n"
 
 
+async def test_search_in_an_empty_workspace_finds_nothing_without_error(overlay: Overlay) -> None:
+    assert await overlay.search("anything", ".", None) == ""
+
+
 async def test_search_respects_gitignore_and_skips_secrets(overlay: Overlay, root: Path) -> None:
     write(root, {".gitignore": "dist/\n", "dist/x.js": "token\n", "keys/a.pem": "token\n", "a.py": "token\n"})
     assert await overlay.search("token", ".", None) == "a.py:1:token\n"
