@@ -96,3 +96,23 @@ async def test_ask_without_prompt_support_is_denied_and_logged(
     assert client.agent["prompts"] == []  # type: ignore[attr-defined]
     assert "denied" in tool_messages(model_server.requests[1])[0]["content"]
     assert any("headless default is deny" in m.message for m in client.log_messages)
+
+
+async def test_without_document_changes_the_edit_is_a_plain_changes_map(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+) -> None:
+    model_server.steps.extend([{"tool_calls": [{"name": "edit_file", "arguments": FIX}]}, {"content": "ok"}])
+    basic = t.ClientCapabilities(
+        workspace=t.WorkspaceClientCapabilities(apply_edit=True),
+        window=t.WindowClientCapabilities(show_message=t.ShowMessageRequestClientCapabilities()),
+    )
+    await start(client, workspace, model_settings(model_server), basic)
+    session_id = field(await command(client, "agent.run", {"task": "fix"}), "sessionId")
+    await run_ended(client, session_id)
+    client.agent["answers"].append("Apply")  # type: ignore[attr-defined]
+    applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
+    assert field(applied, "applied") is True, field(applied, "failureReason")
+    (edit,) = client.agent["edits"]  # type: ignore[attr-defined]
+    assert edit.edit.document_changes is None
+    assert list(edit.edit.changes) == [(workspace / "stats.py").as_uri()]
+    assert "return sum(values) / len(values)\n" in (workspace / "stats.py").read_text()

@@ -30,7 +30,9 @@ class ClientFlags:
         window = caps.window
         return cls(
             apply_edit=bool(workspace and workspace.apply_edit),
-            document_changes=bool(edit and edit.document_changes),
+            # Resource operations only exist inside documentChanges; Neovim 0.7 declares them without
+            # declaring documentChanges, and applies documentChanges fine.
+            document_changes=bool(edit and (edit.document_changes or edit.resource_operations)),
             resource_create=bool(
                 edit
                 and edit.resource_operations

@@ -5,11 +5,12 @@ returns at once and runs in a background task: pygls does not stop a command cor
 request is cancelled, so cancel goes through ``agent.cancel`` or ``window/workDoneProgress/cancel``
 on the run's token.
 
-Applying (``agent.applyProposal``), in order: refuse with a plain reason when the client cannot take
-the edit (no applyEdit, no documentChanges, a new file without resource operations) or when a file
-changed since the agent read it (stale); without change-annotation support, ask "Apply N files
-(+a −d)?" first; then send ONE ``workspace/applyEdit``. The proposal is kept unless the client
-applied it.
+Applying (``agent.applyProposal``), in order:
+1. refuse with a plain reason when the client cannot take the edit (no applyEdit, a new file without
+   resource operations) or when a file changed since the agent read it (stale);
+2. without change-annotation support, ask "Apply N files (+a −d)?" first;
+3. send ONE ``workspace/applyEdit`` (a plain ``changes`` map for clients without documentChanges).
+The proposal is kept unless the client applied it.
 """
 
 from __future__ import annotations
@@ -255,9 +256,9 @@ async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, 
     changes = session.proposal()
     if not changes:
         return _refusal("there is no proposed change to apply")
-    if not flags.apply_edit or not flags.document_changes:
+    if not flags.apply_edit:
         return _refusal(
-            "the editor does not support workspace/applyEdit with documentChanges; "
+            "the editor does not support workspace/applyEdit; "
             "use `agent-ls run --apply` or a client that does"
         )
     stale = _stale(ls, session.root, changes)
@@ -271,6 +272,9 @@ async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, 
             change_annotations=flags.change_annotations,
             resource_create=flags.resource_create,
             label=entry.task_text[:60],
+            # Without documentChanges the edit is an unversioned `changes` map; the stale check above
+            # is then the only guard, which is why it runs for every file first.
+            document_changes=flags.document_changes,
         )
     except EditNotSupported as exc:
         return _refusal(str(exc))
