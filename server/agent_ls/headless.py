@@ -72,10 +72,15 @@ async def _read_line(prompt: str) -> str:
             line = input(prompt)
         except (EOFError, OSError):
             line = ""
-        loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(line))
+        loop.call_soon_threadsafe(_resolve, answer, line)
 
     threading.Thread(target=read, name="agent-ls-prompt", daemon=True).start()
     return await answer
+
+
+def _resolve(future: asyncio.Future[str], value: str) -> None:
+    if not future.done():  # the run may have been cancelled meanwhile
+        future.set_result(value)
 
 
 def _render(event: Event) -> None:

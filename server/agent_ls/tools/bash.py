@@ -17,7 +17,8 @@ from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 DESCRIPTION = (
     "Run a shell command in a sandboxed copy of the workspace with your proposed edits applied (e.g. "
     "to run tests). Changes made there are NOT kept; use edit_file or write_file to change files. "
-    "Returns the exit code and output. Risky commands need the user's approval; some are blocked."
+    "No network; only the copy is writable. Returns the exit code and output. Risky commands need "
+    "the user's approval; some are blocked."
 )
 
 

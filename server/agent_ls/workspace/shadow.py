@@ -17,8 +17,11 @@ come back into the proposal; the shadow is also not refreshed from disk after it
 are later steps.
 
 ``ShellRunner`` implements the core ``CommandRunner`` port on top of it: ``/bin/bash -c`` (else
-``/bin/sh -c``) in the shadow directory, a new process group, stdin from ``/dev/null``, stdout and
-stderr merged, an allowlisted environment without keys, and the output capped head plus tail.
+``/bin/sh -c``) in the shadow directory, inside the bubblewrap sandbox where one works
+(``policy.sandbox``: no network, only the shadow writable, the real workspace hidden), a new process
+group, stdin from ``/dev/null``, stdout and stderr merged, an allowlisted environment without keys, and
+the output capped head plus tail. Without a sandbox the command runs unisolated and the first output
+of the runner says so in one line (``NO_SANDBOX_NOTE``).
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.ports import CommandResult
+from agent_ls.policy.sandbox import Sandbox, find_sandbox
 from agent_ls.workspace.paths import is_secret
 
 if TYPE_CHECKING:
@@ -54,6 +58,10 @@ _ENV_FORBIDDEN_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 
 # After the shell exited, how long background children may keep the output pipe open.
 _DRAIN_GRACE_S = 1.0
+
+NO_SANDBOX_NOTE = (
+    "[agent-ls: no sandbox (bubblewrap not available); the command ran unisolated in the shadow copy]"
+)
 
 
 class ShadowCopy:
@@ -189,6 +197,9 @@ class ShellRunner:
         environ: the environment to pick the allowlisted variables from (see ``child_environment``).
         head_chars: characters kept from the start of the output (code points).
         tail_chars: characters kept from the end of the output (code points).
+        sandbox: the sandbox to run commands in; ``"detect"`` (the default) uses ``find_sandbox()``,
+            probed on the first command; None runs them unisolated, with ``NO_SANDBOX_NOTE`` as the
+            first line of the first output.
     """
 
     def __init__(
@@ -199,6 +210,7 @@ class ShellRunner:
         *,
         head_chars: int = 8_000,
         tail_chars: int = 12_000,
+        sandbox: Sandbox | Literal["detect"] | None = "detect",
     ) -> None:
         self._shadow = shadow
         self._overlay = overlay
@@ -206,6 +218,9 @@ class ShellRunner:
         self._shell = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
         self._head_chars = head_chars
         self._tail_chars = tail_chars
+        self._detect = sandbox == "detect"
+        self._sandbox = None if isinstance(sandbox, str) else sandbox
+        self._noted = False
 
     async def run(self, command: str, timeout_s: float) -> CommandResult:
         """Run ``command`` in the shadow copy and return its exit code and capped output.
@@ -221,11 +236,16 @@ class ShellRunner:
             ToolError: the shadow copy cannot be prepared or the shell cannot be started.
         """
         cwd = await self._shadow.sync(self._overlay)
+        if self._detect:
+            self._sandbox = await asyncio.to_thread(find_sandbox)
+            self._detect = False
+        sandbox = self._sandbox
+        argv = [self._shell, "-c", command]
+        if sandbox is not None:
+            argv = sandbox.wrap(argv, shadow=cwd, workspace_root=self._overlay.root, environ=self._env)
         try:
             proc = await asyncio.create_subprocess_exec(
-                self._shell,
-                "-c",
-                command,
+                *argv,
                 cwd=cwd,
                 env=self._env,
                 stdin=asyncio.subprocess.DEVNULL,
@@ -234,8 +254,11 @@ class ShellRunner:
                 start_new_session=True,
             )
         except OSError as exc:
-            raise ToolError(f"cannot start {self._shell}: {exc}") from None
+            raise ToolError(f"cannot start {argv[0]}: {exc}") from None
         output = _CappedOutput(self._head_chars, self._tail_chars)
+        if sandbox is None and not self._noted:
+            self._noted = True
+            output.note(NO_SANDBOX_NOTE)
         assert proc.stdout is not None
         pump = asyncio.create_task(_pump(proc.stdout, output))
         timed_out = False
@@ -247,6 +270,8 @@ class ShellRunner:
             timed_out = True
         finally:
             # Also on success and on cancellation: background children of the command die with it.
+            # In the sandbox, the group is bwrap's (the command has its own session): killing bwrap
+            # kills the sandbox's pid 1 (--die-with-parent), and with it the whole pid namespace.
             _kill_group(proc.pid)
             if proc.returncode is None:
                 await proc.wait()
@@ -277,6 +302,11 @@ class _CappedOutput:
         self._head = ""
         self._tail = ""
         self._omitted = 0
+        self._note = ""
+
+    def note(self, line: str) -> None:
+        """Put ``line`` before the output, outside the cap."""
+        self._note = f"{line}\n"
 
     def feed(self, chunk: bytes) -> None:
         self._add(self._decoder.decode(chunk))
@@ -285,8 +315,8 @@ class _CappedOutput:
         self._add(self._decoder.decode(b"", final=True))
         self._trim(0)
         if not self._omitted:
-            return self._head + self._tail
-        return f"{self._head}\n[... {self._omitted} characters omitted ...]\n{self._tail}"
+            return self._note + self._head + self._tail
+        return f"{self._note}{self._head}\n[... {self._omitted} characters omitted ...]\n{self._tail}"
 
     def _add(self, text: str) -> None:
         room = self._head_chars - len(self._head)

@@ -1,17 +1,25 @@
-"""ShadowCopy and ShellRunner: commands see the agent's view, never touch the user's files or keys."""
+"""ShadowCopy and ShellRunner: commands see the agent's view, never touch the user's files or keys.
+
+Every ShellRunner test runs twice: in the bubblewrap sandbox and unsandboxed (where the one-time
+no-sandbox note is stripped; ``tests/unit/policy/test_sandbox.py`` checks the note and the isolation).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import sys
+import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from agent_ls.core.ports import CommandResult
+from agent_ls.policy.sandbox import Sandbox
 from agent_ls.workspace.overlay import OpenBuffer, Overlay
-from agent_ls.workspace.shadow import ShadowCopy, ShellRunner, child_environment
+from agent_ls.workspace.shadow import NO_SANDBOX_NOTE, ShadowCopy, ShellRunner, child_environment
+from tests.support.processes import command_lines, processes_with, require_sandbox
 from tests.unit.workspace.conftest import FakeBuffers, write
 
 ENVIRON = {
@@ -29,9 +37,20 @@ ENVIRON = {
 SHELL_SET = {"PWD", "OLDPWD", "SHLVL", "_"}  # variables the shell itself sets
 
 
+@pytest.fixture(params=["sandboxed", "unsandboxed"])
+def sandbox(request: pytest.FixtureRequest) -> Sandbox | None:
+    return require_sandbox() if request.param == "sandboxed" else None
+
+
 @pytest.fixture
-def runner(shadow: ShadowCopy, overlay: Overlay) -> ShellRunner:
-    return ShellRunner(shadow, overlay, ENVIRON)
+def runner(shadow: ShadowCopy, overlay: Overlay, sandbox: Sandbox | None) -> ShellRunner:
+    return ShellRunner(shadow, overlay, ENVIRON, sandbox=sandbox)
+
+
+async def run(runner: ShellRunner, command: str, timeout_s: float = 30) -> CommandResult:
+    """``runner.run`` without the no-sandbox note of an unsandboxed runner's first output."""
+    result = await runner.run(command, timeout_s)
+    return replace(result, output=result.output.removeprefix(f"{NO_SANDBOX_NOTE}\n"))
 
 
 # -- ShadowCopy --------------------------------------------------------------------------------------
@@ -102,23 +121,23 @@ async def test_command_runs_in_the_shadow_and_sees_the_pending_edit(
 ) -> None:
     write(root, {"app.py": "print('disk')\n"})
     overlay.propose("app.py", "print('agent')\n")
-    result = await runner.run("pwd; python3 app.py; echo changed > app.py", 30)
+    result = await run(runner, "pwd; python3 app.py; echo changed > app.py", 30)
     assert result == CommandResult(0, f"{shadow.path}\nagent\n", False)
     assert (root / "app.py").read_text() == "print('disk')\n"
     assert overlay.proposal()[0].new_text == "print('agent')\n"
 
 
 async def test_command_exit_code_and_merged_output(runner: ShellRunner) -> None:
-    result = await runner.run("echo out; echo err >&2; exit 3", 30)
+    result = await run(runner, "echo out; echo err >&2; exit 3", 30)
     assert result == CommandResult(3, "out\nerr\n", False)
 
 
 async def test_command_stdin_is_empty(runner: ShellRunner) -> None:
-    assert await runner.run("cat; echo done", 30) == CommandResult(0, "done\n", False)
+    assert await run(runner, "cat; echo done", 30) == CommandResult(0, "done\n", False)
 
 
 async def test_environment_is_an_allowlist_without_keys(runner: ShellRunner) -> None:
-    result = await runner.run("env", 30)
+    result = await run(runner, "env", 30)
     names = {line.split("=", 1)[0] for line in result.output.splitlines()} - SHELL_SET
     assert names == {"HOME", "LANG", "PATH", "PYTHONDONTWRITEBYTECODE"}
     assert "sk-test-not-real" not in result.output and "al-test-not-real" not in result.output
@@ -140,53 +159,55 @@ def test_child_environment_without_path_uses_the_default() -> None:
 
 
 async def test_venv_tools_are_on_path(runner: ShellRunner) -> None:
-    result = await runner.run("command -v rg", 30)
+    result = await run(runner, "command -v rg", 30)
     assert result == CommandResult(0, f"{Path(sys.executable).parent / 'rg'}\n", False)
 
 
 async def test_timeout_kills_the_process_group(runner: ShellRunner) -> None:
-    result = await asyncio.wait_for(runner.run("echo started; sleep 30 & sleep 30", 0.5), 20)
+    result = await asyncio.wait_for(run(runner, "echo started; sleep 30 & sleep 30", 0.5), 20)
     assert result == CommandResult(None, "started\n", True)
 
 
-async def test_cancellation_kills_the_command(runner: ShellRunner, shadow: ShadowCopy) -> None:
-    task = asyncio.create_task(runner.run("echo $$ > pid.txt; exec sleep 30", 60))
-    pid_file = None
-    for _ in range(200):
+async def test_cancellation_kills_the_command(runner: ShellRunner) -> None:
+    marker = f"sleep 30.{uuid.uuid4().int % 10**9}"
+    task = asyncio.create_task(runner.run(f"{marker} & exec {marker}", 60))
+    for _ in range(200):  # until both sleeps run (bwrap's and bash's command lines hold the marker too)
         await asyncio.sleep(0.05)
-        if shadow.path is not None and (shadow.path / "pid.txt").exists():
-            pid_file = shadow.path / "pid.txt"
-            if pid_file.read_text().strip():
-                break
-    assert pid_file is not None
-    pid = int(pid_file.read_text())
+        if list(command_lines().values()).count(f"{marker} ") == 2:
+            break
+    assert list(command_lines().values()).count(f"{marker} ") == 2
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+    for _ in range(100):  # in the sandbox, the kernel tears the pid namespace down after bwrap died
+        if not processes_with(marker):
+            break
+        await asyncio.sleep(0.05)
+    assert processes_with(marker) == []
 
 
-async def test_output_keeps_head_and_tail(shadow: ShadowCopy, overlay: Overlay) -> None:
-    runner = ShellRunner(shadow, overlay, ENVIRON, head_chars=10, tail_chars=15)
-    result = await runner.run("printf '0123456789abcdefghijklmnopqrstuvwxyz'", 30)
+async def test_output_keeps_head_and_tail(
+    shadow: ShadowCopy, overlay: Overlay, sandbox: Sandbox | None
+) -> None:
+    runner = ShellRunner(shadow, overlay, ENVIRON, head_chars=10, tail_chars=15, sandbox=sandbox)
+    result = await run(runner, "printf '0123456789abcdefghijklmnopqrstuvwxyz'", 30)
     assert result == CommandResult(0, "0123456789\n[... 11 characters omitted ...]\nlmnopqrstuvwxyz", False)
 
 
 async def test_large_output_is_capped(runner: ShellRunner) -> None:
-    result = await runner.run("python3 -c \"print('é' * 1000000, end='')\"", 60)
+    result = await run(runner, "python3 -c \"print('é' * 1000000, end='')\"", 60)
     assert result.exit_code == 0
     assert result.output == "é" * 8000 + "\n[... 980000 characters omitted ...]\n" + "é" * 12000
 
 
 async def test_invalid_utf8_output_is_replaced(runner: ShellRunner) -> None:
-    assert await runner.run("printf 'a\\377b'", 30) == CommandResult(0, "a\ufffdb", False)
+    assert await run(runner, "printf 'a\\377b'", 30) == CommandResult(0, "a\ufffdb", False)
 
 
 async def test_command_sees_an_unsaved_buffer(runner: ShellRunner, buffers: FakeBuffers, root: Path) -> None:
     write(root, {"notes.txt": "saved\n"})
     buffers.open[root / "notes.txt"] = OpenBuffer("unsaved\r\n", 5)
-    assert await runner.run("od -c notes.txt | head -1", 30) == CommandResult(
+    assert await run(runner, "od -c notes.txt | head -1", 30) == CommandResult(
         0, "0000000   u   n   s   a   v   e   d  \\r  \\n\n", False
     )
 
@@ -196,6 +217,6 @@ async def test_discard_restores_a_file_a_command_deleted(
 ) -> None:
     write(root, {"a.txt": "disk\n"})
     overlay.propose("a.txt", "agent\n")
-    assert await runner.run("cat a.txt; rm a.txt", 30) == CommandResult(0, "agent\n", False)
+    assert await run(runner, "cat a.txt; rm a.txt", 30) == CommandResult(0, "agent\n", False)
     overlay.discard()
-    assert await runner.run("cat a.txt", 30) == CommandResult(0, "disk\n", False)
+    assert await run(runner, "cat a.txt", 30) == CommandResult(0, "disk\n", False)

@@ -1,0 +1,326 @@
+"""The bubblewrap sandbox: each escape found against the unsandboxed shell now fails, normal work still runs.
+
+Real processes throughout: a real ``bwrap``, a real workspace, home and victim directories on disk,
+a real listening socket. The workspace and the home live under ``/var/tmp`` (when writable), outside
+the sandbox's private ``/tmp``, so their own masks are what hides them; their names hold spaces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agent_ls.core.ports import CommandResult
+from agent_ls.policy.sandbox import Sandbox, default_tool_dirs, find_sandbox, probe
+from agent_ls.workspace.overlay import Overlay
+from agent_ls.workspace.shadow import NO_SANDBOX_NOTE, ShadowCopy, ShellRunner
+from tests.conftest import require_tool
+from tests.support.processes import processes_with, require_sandbox
+from tests.unit.workspace.conftest import write
+
+API_KEY = f"al-sandbox-test-{uuid.uuid4().hex}"
+
+
+@dataclass
+class Scene:
+    """A user's machine: the real workspace, home and a victim directory, and a session's shadow."""
+
+    ws: Path
+    home: Path
+    victim: Path
+    shadow: ShadowCopy
+    overlay: Overlay
+    environ: dict[str, str]
+
+    def runner(self, sandbox: Sandbox | None) -> ShellRunner:
+        return ShellRunner(self.shadow, self.overlay, self.environ, sandbox=sandbox)
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A directory outside /tmp (under /var/tmp when writable), with a space in its name."""
+    parent = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
+    path = Path(os.path.realpath(tempfile.mkdtemp(prefix="agent-ls sandbox-", dir=parent)))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def scene(outside: Path, tmp_path: Path) -> Iterator[Scene]:
+    ws = outside / "real ws"
+    write(
+        ws,
+        {
+            "app.py": "def answer():\n    return 0\n",
+            "test_app.py": "from app import answer\n\n\ndef test_answer():\n    assert answer() == 42\n",
+            "notes.txt": "notes\n",
+            ".env": "SECRET=hunter2\n",
+        },
+    )
+    (ws / "build").mkdir()
+    (ws / "out").symlink_to(ws / "build")  # absolute: the copy in the shadow points at the real dir
+    home = outside / "home"
+    write(home, {".ssh/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\n"})
+    victim = outside / "victim"
+    write(victim, {"keep.txt": "keep\n"})
+    shadows = tmp_path / "shadow parent"
+    shadows.mkdir()
+    shadow = ShadowCopy(ws, temp_parent=shadows)
+    environ = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "AGENT_LS_API_KEY": API_KEY}
+    yield Scene(ws, home, victim, shadow, Overlay(ws, shadow=shadow), environ)
+    shadow.close()
+
+
+@pytest.fixture
+def server_pid() -> Iterator[int]:
+    """A stand-in for the agent-ls server: a process started with the API key in its environment.
+
+    ``/proc/<pid>/environ`` shows the environment a process was started with; a variable set later
+    (``monkeypatch.setenv`` in this process) never appears there, so a child process is needed.
+    """
+    server = subprocess.Popen(["sleep", "60"], env={"AGENT_LS_API_KEY": API_KEY, "PATH": os.defpath})
+    yield server.pid
+    server.kill()
+    server.wait()
+
+
+@pytest.fixture
+def runner(scene: Scene) -> ShellRunner:
+    return scene.runner(require_sandbox())
+
+
+def q(path: Path | str) -> str:
+    return shlex.quote(str(path))
+
+
+# -- The bwrap command line --------------------------------------------------------------------------
+
+
+def test_wrap_builds_the_mounts_in_order(tmp_path: Path) -> None:
+    tmp = Path(os.path.realpath(tmp_path))
+    ws = tmp / "real ws"
+    write(ws, {".venv/bin/python": ""})
+    venv = tmp / "venv"
+    (venv / "bin").mkdir(parents=True)
+    tools = tmp / "tools bin"
+    tools.mkdir()
+    home = tmp / "home"
+    write(home, {".ssh/id_rsa": "k", ".netrc": "machine x password y\n", "notes.txt": ""})
+    shadow = tmp / "shadow dir" / "real ws"
+    shadow.mkdir(parents=True)
+    (tmp / "link to shadow").symlink_to(shadow)
+    sandbox = Sandbox("/usr/bin/bwrap", (venv, Path("/usr"), venv / "bin"))
+    search_path = os.pathsep.join(
+        ["/usr/bin", str(venv / "bin"), str(tools), str(ws / ".venv/bin"), "relative/bin"]
+    )
+    argv = sandbox.wrap(
+        ["/bin/bash", "-c", "echo 'a b'"],
+        shadow=tmp / "link to shadow",
+        workspace_root=ws,
+        environ={"PATH": search_path, "HOME": str(home)},
+    )
+    assert argv == [
+        "/usr/bin/bwrap",
+        *("--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session"),
+        *("--ro-bind", "/", "/"),
+        *("--dev", "/dev"),
+        *("--proc", "/proc"),
+        *("--tmpfs", "/tmp"),
+        *("--tmpfs", "/run"),
+        *("--tmpfs", str(ws)),
+        # Under the hidden /tmp: once each, as venv/bin is inside venv; /usr was never hidden, and
+        # the workspace's .venv/bin stays hidden.
+        *("--ro-bind", str(tools), str(tools)),
+        *("--ro-bind", str(venv), str(venv)),
+        *("--tmpfs", str(home / ".ssh")),
+        *("--ro-bind", "/dev/null", str(home / ".netrc")),
+        *("--bind", str(shadow), str(shadow)),
+        *("--chdir", str(shadow)),
+        *("--unsetenv", "TMPDIR"),
+        "--",
+        *("/bin/bash", "-c", "echo 'a b'"),
+    ]
+
+
+def test_a_directory_holding_the_workspace_is_never_reexposed(tmp_path: Path) -> None:
+    tmp = Path(os.path.realpath(tmp_path))
+    ws = tmp / "venv" / "ws"
+    ws.mkdir(parents=True)
+    argv = Sandbox("bwrap", (tmp / "venv",)).wrap(["true"], shadow=tmp, workspace_root=ws, environ={})
+    assert str(tmp / "venv") not in argv
+
+
+def test_find_sandbox_finds_a_working_bwrap() -> None:
+    sandbox = require_sandbox()
+    assert sandbox == Sandbox(str(shutil.which("bwrap")), default_tool_dirs())
+    assert find_sandbox() is sandbox  # probed once
+
+
+def test_probe_rejects_a_bwrap_that_cannot_make_namespaces(tmp_path: Path) -> None:
+    # What bwrap does in a container without user namespaces.
+    failing = tmp_path / "bwrap"
+    failing.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
+    failing.chmod(0o755)
+    assert probe(str(failing)) is None
+    assert probe(str(tmp_path / "missing")) is None
+
+
+# -- Escapes ------------------------------------------------------------------------------------------
+
+
+async def test_writes_into_the_real_workspace_fail(runner: ShellRunner, scene: Scene) -> None:
+    result = await runner.run(f"cat notes.txt > {q(scene.ws / 'app.py')}; echo x > out/x.txt", 30)
+    assert result.exit_code != 0
+    assert (scene.ws / "app.py").read_text() == "def answer():\n    return 0\n"
+    assert list((scene.ws / "build").iterdir()) == []
+
+
+async def test_the_real_workspace_reads_as_empty(runner: ShellRunner, scene: Scene) -> None:
+    result = await runner.run(f"cat {q(scene.ws / '.env')}; ls -A {q(scene.ws)}; ls -A out/", 30)
+    assert "hunter2" not in result.output
+    assert result.output == (
+        f"cat: {q(scene.ws / '.env')}: No such file or directory\n"
+        "ls: cannot access 'out/': No such file or directory\n"
+    )
+
+
+async def test_home_credentials_are_hidden_and_home_is_read_only(runner: ShellRunner, scene: Scene) -> None:
+    result = await runner.run(f"ls -A ~/.ssh; cat ~/.ssh/id_rsa; echo x > {q(scene.home / '.bashrc')}", 30)
+    assert "PRIVATE KEY" not in result.output
+    assert result.output == (
+        f"cat: {q(scene.home / '.ssh' / 'id_rsa')}: No such file or directory\n"
+        f"/bin/bash: line 1: {scene.home / '.bashrc'}: Read-only file system\n"
+    )
+    assert not (scene.home / ".bashrc").exists()
+    assert (scene.home / ".ssh" / "id_rsa").exists()
+
+
+async def test_symlinked_credentials_are_hidden(scene: Scene, outside: Path) -> None:
+    # A dotfile manager's relative link, and an absolute link out of the home.
+    write(scene.home, {"dotfiles/bashrc": "export OPENAI_API_KEY=sk-dotfile\n"})
+    (scene.home / ".bashrc").symlink_to("dotfiles/bashrc")
+    write(outside, {"aws keys/credentials": "aws_secret_access_key = aws-secret\n"})
+    (scene.home / ".aws").symlink_to(outside / "aws keys")
+    runner = scene.runner(require_sandbox())
+    home, keys = q(scene.home), q(outside / "aws keys")
+    result = await runner.run(
+        f"cat ~/.bashrc {home}/dotfiles/bashrc ~/.aws/credentials {keys}/credentials; echo ran", 30
+    )
+    assert "sk-dotfile" not in result.output and "aws-secret" not in result.output
+    assert result.output.endswith("ran\n")  # bwrap could mount over the links' targets
+
+
+async def test_no_process_environment_holds_the_api_key(runner: ShellRunner, server_pid: int) -> None:
+    result = await runner.run(
+        f"test -d /proc/{server_pid} && echo server visible;"
+        f" cat /proc/{server_pid}/environ; cat /proc/$PPID/environ; cat /proc/1/environ; env;"
+        " for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done",
+        30,
+    )
+    assert "PATH=" in result.output  # environments were read
+    assert API_KEY not in result.output
+    # As root, dropped capabilities alone already refuse the read: the pid namespace is what hides
+    # the server from a command of the same unprivileged user.
+    assert "server visible" not in result.output
+
+
+async def test_tmp_is_private_and_outside_dirs_survive_deletion(
+    runner: ShellRunner, scene: Scene, tmp_path: Path
+) -> None:
+    made = tmp_path / "made by the command"
+    in_tmp = tmp_path / "victim in tmp"
+    write(in_tmp, {"keep.txt": "keep\n"})
+    result = await runner.run(
+        f"cat {q(in_tmp / 'keep.txt')}; mkdir -p {q(made)} && touch {q(made / 'x')} && ls {q(made)};"
+        f" rm -rf {q(in_tmp)} {q(scene.victim)};"
+        f" pytest -q -p no:cacheprovider --basetemp={q(scene.victim)} test_app.py",
+        60,
+    )
+    assert result.exit_code != 0
+    assert result.output.startswith(
+        f"cat: {q(in_tmp / 'keep.txt')}: No such file or directory\nx\n"  # /tmp is private, and writable
+    )
+    assert not (tmp_path / "made by the command").exists()
+    assert (in_tmp / "keep.txt").read_text() == "keep\n"
+    assert (scene.victim / "keep.txt").read_text() == "keep\n"
+
+
+async def test_git_diff_output_cannot_write_outside(runner: ShellRunner, scene: Scene) -> None:
+    require_tool("git")
+    target = scene.victim / "pwned"
+    await runner.run(f"git diff --no-index --output={q(target)} notes.txt app.py", 30)
+    assert not target.exists()
+
+
+async def test_the_network_is_unreachable(runner: ShellRunner) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        code = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"
+        result = await runner.run(f"python3 -c {q(code)}", 30)
+    assert result.exit_code == 1
+    assert "ConnectionRefusedError" in result.output or "Network is unreachable" in result.output
+
+
+async def test_without_a_sandbox_the_escapes_work(scene: Scene, server_pid: int) -> None:
+    """The control: the escapes above are real, so their passing is not vacuous."""
+    runner = scene.runner(None)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        code = f"import socket; socket.create_connection(('127.0.0.1', {server.getsockname()[1]}))"
+        result = await runner.run(
+            f"cat {q(scene.ws / '.env')} ~/.ssh/id_rsa /proc/{server_pid}/environ; python3 -c {q(code)};"
+            f" echo x > {q(scene.ws / 'app.py')}",
+            30,
+        )
+    assert result.exit_code == 0, result.output
+    assert "hunter2" in result.output and "PRIVATE KEY" in result.output and API_KEY in result.output
+    assert (scene.ws / "app.py").read_text() == "x\n"
+
+
+# -- Normal work --------------------------------------------------------------------------------------
+
+
+async def test_pytest_runs_on_the_proposal_and_the_shadow_is_writable(
+    runner: ShellRunner, scene: Scene
+) -> None:
+    scene.overlay.propose("app.py", "def answer():\n    return 42\n")
+    scene.overlay.propose("test_tmp.py", "def test_tmp(tmp_path):\n    (tmp_path / 'x').write_text('x')\n")
+    module = await runner.run(f"{q(sys.executable)} -m pytest -q -p no:cacheprovider", 60)
+    assert module.exit_code == 0, module.output
+    assert "2 passed" in module.output
+    bare = await runner.run("pytest -q", 60)
+    assert bare.exit_code == 0, bare.output
+    assert "2 passed" in bare.output
+    made = await runner.run("echo made > 'made here.txt' && cat 'made here.txt'", 30)
+    assert made == CommandResult(0, "made\n", False)
+    assert scene.shadow.path is not None
+    assert (scene.shadow.path / "made here.txt").read_text() == "made\n"
+    assert not (scene.ws / "made here.txt").exists()
+
+
+async def test_timeout_kills_everything_in_the_sandbox(runner: ShellRunner) -> None:
+    marker = f"sleep 30.{uuid.uuid4().int % 10**9}"
+    result = await asyncio.wait_for(runner.run(f"echo started; {marker} & {marker}", 0.5), 20)
+    assert result == CommandResult(None, "started\n", True)
+    for _ in range(100):  # the kernel tears the pid namespace down after bwrap died
+        if not processes_with(marker):
+            break
+        await asyncio.sleep(0.05)
+    assert processes_with(marker) == []
+
+
+async def test_without_a_sandbox_the_first_output_says_so(scene: Scene) -> None:
+    runner = scene.runner(None)
+    assert await runner.run("echo hi", 30) == CommandResult(0, f"{NO_SANDBOX_NOTE}\nhi\n", False)
+    assert await runner.run("echo hi", 30) == CommandResult(0, "hi\n", False)
