@@ -63,7 +63,7 @@ class Session:
         self.root = root.resolve()
         self.limits = limits or LoopLimits()
         self.shadow = ShadowCopy(self.root)
-        self.overlay = Overlay(self.root, buffers, shadow=self.shadow)
+        self.overlay = Overlay(self.root, buffers, shadow=self.shadow, environ=environ)
         runner = ShellRunner(self.shadow, self.overlay, environ)
         self.registry = ToolRegistry(
             default_tools(),

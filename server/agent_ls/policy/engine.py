@@ -17,6 +17,7 @@ from agent_ls.policy.shell_split import split_command
 SESSION_RULE = "session: allowed by the user"
 READ_RULE = "read: workspace"
 EDIT_RULE = "edit: workspace (proposal)"
+GIT_DIR_RULE = "edit: .git/** (never)"
 
 
 def normalize_command(command: str) -> str:
@@ -59,6 +60,13 @@ class PermissionPolicy:
         self._session_commands.add(normalize_command(command))
 
     def check_path(self, rel: str, write: bool) -> Decision:
-        """Judge a read (``write=False``) or an edit of a resolved workspace-relative path: always allow."""
+        """Judge a read (``write=False``) or an edit of a resolved workspace-relative path.
+
+        Reads and edits inside the workspace are allowed (edits are proposals the user reviews), except
+        edits inside ``.git/``: hooks and config there run code on the user's next git command, and a
+        reviewer rarely reads them.
+        """
+        if write and (rel.casefold() == ".git" or rel.casefold().startswith(".git/")):
+            return Decision("deny", GIT_DIR_RULE, (rel,), rel, "the .git directory is not editable")
         rule = EDIT_RULE if write else READ_RULE
         return Decision("allow", rule, (rel,), rel, "inside the workspace")

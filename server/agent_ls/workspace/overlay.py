@@ -15,15 +15,22 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import Literal, Protocol
 
 from agent_ls.core.errors import PathRefused, ToolError
 from agent_ls.core.proposal import FileChange
+from agent_ls.policy.sandbox import Sandbox, find_sandbox
 from agent_ls.workspace.listing import Selection, names_hidden, walk_files
 from agent_ls.workspace.paths import PathPolicy
-from agent_ls.workspace.shadow import ShadowCopy
+from agent_ls.workspace.shadow import ShadowCopy, child_environment, execute
+
+# ripgrep gets less than the registry's 60 s, so it is stopped here and the model reads why.
+SEARCH_TIMEOUT_S = 50.0
+# Characters of ripgrep output kept in memory; the grep tool shows far less.
+SEARCH_MAX_CHARS = 200_000
 
 
 @dataclass(frozen=True)
@@ -61,12 +68,21 @@ class Overlay:
     """
 
     def __init__(
-        self, root: Path, buffers: BufferSource | None = None, *, shadow: ShadowCopy | None = None
+        self,
+        root: Path,
+        buffers: BufferSource | None = None,
+        *,
+        shadow: ShadowCopy | None = None,
+        environ: Mapping[str, str] | None = None,
+        sandbox: Sandbox | Literal["detect"] | None = "detect",
     ) -> None:
         self._paths = PathPolicy(root)
         self._buffers = buffers
         self._pending: dict[str, FileChange] = {}
         self.shadow = shadow if shadow is not None else ShadowCopy(self._paths.real_root)
+        self._env = child_environment(environ or {})
+        self._detect = sandbox == "detect"
+        self._sandbox = None if isinstance(sandbox, str) else sandbox
 
     @property
     def root(self) -> Path:
@@ -186,15 +202,25 @@ class Overlay:
             each ending with ``\\n`` (a CRLF file's lines keep their ``\\r``); ``""`` when
             nothing matched. Gitignored and hidden files are skipped unless ``glob`` names hidden ones.
 
+        ripgrep runs like a shell command (``shadow.execute``): in the sandbox, with the command
+        environment, killed with its process group on cancel, its output capped at
+        ``SEARCH_MAX_CHARS`` characters in memory.
+
         Raises:
-            ToolError: ripgrep is missing, or it failed (an invalid regex: the message is rg's).
+            ToolError: ripgrep is missing, it failed (an invalid regex: the message is rg's), it took
+                more than ``SEARCH_TIMEOUT_S`` seconds, or ``rel`` leads out of the copy through a link
+                a command planted.
         """
         rg = _ripgrep()
         cwd = await self.shadow.sync(self)
+        if not (cwd / rel).resolve().is_relative_to(cwd.resolve()):
+            # A command may have replaced a directory of the copy with a link to elsewhere.
+            raise ToolError(f"{rel} leads outside the workspace copy; search a real directory")
         # --sort path: the same search gives the same output (replays, tests), at the cost of threads.
         args = [rg, "--no-heading", "--line-number", "--with-filename", "--color", "never", "--sort", "path"]
         # The shadow has no .git directory; without this rg would ignore .gitignore files there.
-        args.append("--no-require-git")
+        # --no-messages: unreadable files are skipped silently, so the output holds matches or one error.
+        args += ["--no-require-git", "--no-messages"]
         if glob:
             args += ["--glob", glob]
             if names_hidden(glob):
@@ -202,22 +228,29 @@ class Overlay:
         args += ["--regexp", pattern]
         if rel != ".":
             args += ["--", rel]
-        proc = await asyncio.create_subprocess_exec(
-            *args,
+        if self._detect:
+            self._sandbox = await asyncio.to_thread(find_sandbox)
+            self._detect = False
+        # ripgrep runs like a shell command: sandboxed, killed with its group, its output capped.
+        result = await execute(
+            args,
             cwd=cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+            env=self._env,
+            sandbox=self._sandbox,
+            workspace_root=self.root,
+            timeout_s=SEARCH_TIMEOUT_S,
+            head_chars=SEARCH_MAX_CHARS,
+            tail_chars=0,
         )
-        stdout, stderr = await proc.communicate()
-        output = stdout.decode("utf-8", errors="replace")
-        # rg exits 2 with "No files were searched" when every file is filtered out (an empty folder).
-        nothing_searched = b"No files were searched" in stderr
-        if proc.returncode == 1 or (proc.returncode == 0 and not output) or (nothing_searched and not output):
+        if result.timed_out:
+            raise ToolError(f"search timed out after {SEARCH_TIMEOUT_S:g} s; narrow it with path or glob")
+        if result.exit_code == 1:
             return ""
-        if proc.returncode != 0 and not output:
-            raise ToolError(_search_error(pattern, stderr.decode("utf-8", errors="replace")))
-        return output
+        if result.exit_code == 2 and not _looks_like_matches(result.output):
+            if not result.output.strip():  # nothing searchable (an empty folder): not an error
+                return ""
+            raise ToolError(_search_error(pattern, result.output))
+        return result.output
 
     def close(self) -> None:
         """Delete the shadow copy. Pending edits are kept until ``discard``."""
@@ -287,6 +320,10 @@ def _visible(change: FileChange) -> str | None:
     if change.is_new:
         return change.new_text
     return None if change.new_text == change.base_text else change.new_text
+
+
+def _looks_like_matches(output: str) -> bool:
+    return bool(output) and not output.startswith(("rg: ", "regex parse error", "No files were searched"))
 
 
 def _search_error(pattern: str, stderr: str) -> str:

@@ -59,8 +59,10 @@ _SECRET_KINDS = (
 def _secret_advice(rel: str) -> str | None:
     if rel in ("", "."):
         return None
+    # Case-folded: on case-insensitive file systems (macOS, Windows) `.ENV` opens `.env`.
+    folded = rel.casefold()
     for kind in _SECRET_KINDS:
-        if kind.spec.match_file(rel):
+        if kind.spec.match_file(folded):
             return kind.advice
     return None
 

@@ -114,9 +114,9 @@ class ShadowCopy:
     def _sync(self, texts: Mapping[str, str]) -> Path:
         workdir = self._ensure()
         for rel, text in texts.items():
-            self._write(workdir / rel, text.encode("utf-8"))
+            self._write(workdir, workdir / rel, text.encode("utf-8"))
         for rel in self._written - texts.keys():
-            self._restore(workdir / rel, self._root / rel)
+            self._restore(workdir, workdir / rel, self._root / rel)
         self._written = set(texts)
         return workdir
 
@@ -151,22 +151,65 @@ class ShadowCopy:
         return skipped
 
     @staticmethod
-    def _write(target: Path, data: bytes) -> None:
-        if target.is_symlink():
-            target.unlink()  # never write through a link into a place outside the copy
-        else:
+    def _write(workdir: Path, target: Path, data: bytes) -> None:
+        _make_parents(workdir, target)
+        if _regular(target):
             with contextlib.suppress(OSError):
                 if target.read_bytes() == data:
                     return
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        else:
+            _remove(target)
+        # O_NOFOLLOW: a command may have raced a link into place; never write through it.
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
 
     @staticmethod
-    def _restore(target: Path, source: Path) -> None:
+    def _restore(workdir: Path, target: Path, source: Path) -> None:
         with contextlib.suppress(OSError):
-            target.unlink(missing_ok=True)
+            _make_parents(workdir, target)
+            _remove(target)
             if source.is_file():
                 shutil.copy2(source, target)
+
+
+# Commands run in the copy and can plant links, FIFOs and devices in it. Writing the proposal into the
+# copy happens outside the sandbox, so it must never follow a link (into the user's home or real
+# workspace) nor open a FIFO (which blocks forever): parents that are not real directories and targets
+# that are not regular files are removed first; they are the copy's own, never the user's.
+
+
+def _make_parents(workdir: Path, target: Path) -> None:
+    """Make every directory between ``workdir`` (the copy's root) and ``target`` a real directory."""
+    current = workdir
+    for part in target.relative_to(workdir).parts[:-1]:
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            current.mkdir()
+            continue
+        if not stat.S_ISDIR(mode):
+            current.unlink()
+            current.mkdir()
+
+
+def _regular(target: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(target).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def _remove(target: Path) -> None:
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        shutil.rmtree(target)
+    else:
+        target.unlink()
 
 
 def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -239,47 +282,86 @@ class ShellRunner:
         if self._detect:
             self._sandbox = await asyncio.to_thread(find_sandbox)
             self._detect = False
-        sandbox = self._sandbox
-        argv = [self._shell, "-c", command]
-        if sandbox is not None:
-            argv = sandbox.wrap(argv, shadow=cwd, workspace_root=self._overlay.root, environ=self._env)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=cwd,
-                env=self._env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise ToolError(f"cannot start {argv[0]}: {exc}") from None
-        output = _CappedOutput(self._head_chars, self._tail_chars)
-        if sandbox is None and not self._noted:
-            self._noted = True
-            output.note(NO_SANDBOX_NOTE)
-        assert proc.stdout is not None
-        pump = asyncio.create_task(_pump(proc.stdout, output))
-        timed_out = False
-        try:
-            async with asyncio.timeout(timeout_s):
-                await proc.wait()
-                await asyncio.wait({pump}, timeout=_DRAIN_GRACE_S)
-        except TimeoutError:
-            timed_out = True
-        finally:
-            # Also on success and on cancellation: background children of the command die with it.
-            # In the sandbox, the group is bwrap's (the command has its own session): killing bwrap
-            # kills the sandbox's pid 1 (--die-with-parent), and with it the whole pid namespace.
-            _kill_group(proc.pid)
-            if proc.returncode is None:
-                await proc.wait()
+        note = None
+        if self._sandbox is None and not self._noted:
+            self._noted, note = True, NO_SANDBOX_NOTE
+        return await execute(
+            [self._shell, "-c", command],
+            cwd=cwd,
+            env=self._env,
+            sandbox=self._sandbox,
+            workspace_root=self._overlay.root,
+            timeout_s=timeout_s,
+            head_chars=self._head_chars,
+            tail_chars=self._tail_chars,
+            note=note,
+        )
+
+
+async def execute(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    sandbox: Sandbox | None,
+    workspace_root: Path,
+    timeout_s: float,
+    head_chars: int,
+    tail_chars: int,
+    note: str | None = None,
+) -> CommandResult:
+    """Run ``argv`` in the shadow copy ``cwd``, inside ``sandbox`` when there is one.
+
+    Shared by the shell tool and ripgrep, so both get the same isolation, the same process-group kill
+    (on success, timeout and cancellation: background children die too) and the same output cap.
+
+    Returns:
+        ``exit_code`` (negative for a signal; None when it timed out) and stdout plus stderr
+        interleaved, decoded as UTF-8 (invalid bytes replaced), capped to ``head_chars`` +
+        ``tail_chars`` characters with an ``[... N characters omitted ...]`` line between; ``note``
+        comes first, outside the cap. Memory stays bounded whatever the process prints.
+
+    Raises:
+        asyncio.CancelledError: after the process group was killed.
+        ToolError: the process cannot be started.
+    """
+    if sandbox is not None:
+        argv = sandbox.wrap(argv, shadow=cwd, workspace_root=workspace_root, environ=env)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ToolError(f"cannot start {argv[0]}: {exc}") from None
+    output = _CappedOutput(head_chars, tail_chars)
+    if note is not None:
+        output.note(note)
+    assert proc.stdout is not None
+    pump = asyncio.create_task(_pump(proc.stdout, output))
+    timed_out = False
+    try:
+        async with asyncio.timeout(timeout_s):
+            await proc.wait()
             await asyncio.wait({pump}, timeout=_DRAIN_GRACE_S)
-            pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await pump
-        return CommandResult(None if timed_out else proc.returncode, output.text(), timed_out)
+    except TimeoutError:
+        timed_out = True
+    finally:
+        # In the sandbox, the group is bwrap's (the command has its own session): killing bwrap
+        # kills the sandbox's pid 1 (--die-with-parent), and with it the whole pid namespace.
+        _kill_group(proc.pid)
+        if proc.returncode is None:
+            await proc.wait()
+        await asyncio.wait({pump}, timeout=_DRAIN_GRACE_S)
+        pump.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pump
+    return CommandResult(None if timed_out else proc.returncode, output.text(), timed_out)
 
 
 async def _pump(stream: asyncio.StreamReader, output: _CappedOutput) -> None:

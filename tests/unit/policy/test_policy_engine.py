@@ -120,3 +120,11 @@ def test_paths_inside_the_workspace_are_allowed_with_a_rule_label() -> None:
         "allow", "read: workspace", ("src/app.py",), "src/app.py", "inside the workspace"
     )
     assert policy.check_path("src/app.py", write=True).rule == "edit: workspace (proposal)"
+
+
+def test_edits_inside_dot_git_are_denied_but_reads_are_allowed() -> None:
+    policy = PermissionPolicy()
+    assert policy.check_path(".git/hooks/pre-commit", write=True).verdict == "deny"
+    assert policy.check_path(".GIT/config", write=True).rule == "edit: .git/** (never)"
+    assert policy.check_path(".git/HEAD", write=False).verdict == "allow"
+    assert policy.check_path(".github/workflows/ci.yml", write=True).verdict == "allow"

@@ -176,3 +176,8 @@ def test_is_secret(rel: str, secret: bool) -> None:
 def test_nul_in_path_is_a_tool_error(policy: PathPolicy) -> None:
     with pytest.raises(ToolError, match="NUL"):
         policy.resolve("a\0b")
+
+
+@pytest.mark.parametrize("name", [".ENV", ".Env.Local", "KEYS/SERVER.PEM", "ID_RSA", ".GIT/CONFIG"])
+def test_secret_names_match_whatever_their_case(name: str) -> None:
+    assert is_secret(name)
