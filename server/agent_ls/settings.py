@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -42,6 +42,19 @@ class EnvSnapshot:
         return self.values.get(name)
 
 
+class PermissionSettings(BaseModel):
+    """The ``agentLs.permissions`` object (machine scope in VS Code).
+
+    Attributes:
+        headless: how an "ask" verdict resolves when nobody can be asked (a client without
+            ``window/showMessageRequest``, such as Helix): ``deny`` (default) or ``allow``.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    headless: Literal["deny", "allow"] = "deny"
+
+
 class EditorSettings(BaseModel):
     """The ``agentLs`` settings section, camelCase on the wire. Unset or empty values never override.
 
@@ -50,6 +63,7 @@ class EditorSettings(BaseModel):
         base_url: overrides the provider's base URL (``agentLs.baseUrl``).
         max_turns: stop after this many turns (default 15).
         trace: ``off`` | ``messages`` | ``verbose``; forwarded to the log level of transcript lines.
+        permissions: see ``PermissionSettings``.
     """
 
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
@@ -58,6 +72,7 @@ class EditorSettings(BaseModel):
     base_url: str | None = Field(default=None, alias="baseUrl")
     max_turns: int | None = Field(default=None, alias="maxTurns", ge=1, le=200)
     trace: str = "off"
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
 
     def loop_limits(self) -> LoopLimits:
         """The loop's stop conditions with ``maxTurns`` applied (default 15)."""

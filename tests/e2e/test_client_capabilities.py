@@ -79,23 +79,30 @@ async def test_new_file_without_resource_operations_is_refused_clearly(
     assert len(field(await command(client, "agent.proposal", {"sessionId": session_id}), "files")) == 1
 
 
-async def test_ask_without_prompt_support_is_denied_and_logged(
-    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+@pytest.mark.parametrize("headless", [None, "allow"])
+async def test_ask_without_prompt_support_takes_the_headless_default_and_logs_it(
+    headless: str | None, client: LanguageClient, workspace: Path, model_server: FakeModelServer
 ) -> None:
     model_server.steps.extend(
         [
-            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "make build"}}]},
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo built"}}]},
             {"content": "ok"},
         ]
     )
-    await start(
-        client, workspace, model_settings(model_server), _caps(annotations=True, create=True, prompts=False)
-    )
+    settings = model_settings(model_server)
+    if headless:
+        settings["permissions"] = {"headless": headless}
+    await start(client, workspace, settings, _caps(annotations=True, create=True, prompts=False))
     session_id = field(await command(client, "agent.run", {"task": "build"}), "sessionId")
     assert field(await run_ended(client, session_id), "status") == "done"
     assert client.agent["prompts"] == []  # type: ignore[attr-defined]
-    assert "denied" in tool_messages(model_server.requests[1])[0]["content"]
-    assert any("headless default is deny" in m.message for m in client.log_messages)
+    result = tool_messages(model_server.requests[1])[0]["content"]
+    if headless == "allow":
+        assert "exit code 0" in result and "built" in result
+        assert any("headless default is allow" in m.message for m in client.log_messages)
+    else:
+        assert "denied" in result
+        assert any("headless default is deny" in m.message for m in client.log_messages)
 
 
 async def test_without_document_changes_the_edit_is_a_plain_changes_map(

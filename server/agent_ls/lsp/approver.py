@@ -1,7 +1,7 @@
 """Asking the user through ``window/showMessageRequest`` (LSP 3.17), the editor's own prompt UI.
 
-Clients without showMessageRequest support (Helix) get the headless default, deny, with a log
-message, so a run never hangs.
+Clients without showMessageRequest support (Helix) get the headless default
+(``agentLs.permissions.headless``, deny unless set to allow), with a log message, so a run never hangs.
 """
 
 from __future__ import annotations
@@ -29,14 +29,16 @@ class LspApprover:
 
     async def ask(self, request: ApprovalRequest) -> ApprovalReply:
         if not self._ls.state.flags.show_message_request:
+            headless = self._ls.state.settings.permissions.headless
+            verb = "denied" if headless == "deny" else "allowed"
             self._ls.window_log_message(
                 t.LogMessageParams(
                     type=t.MessageType.Warning,
-                    message=f"agent-ls: denied {request.tool_name} '{request.subject}' "
-                    "(the editor cannot show permission prompts; headless default is deny)",
+                    message=f"agent-ls: {verb} {request.tool_name} '{request.subject}' (the editor cannot "
+                    f"show permission prompts; headless default is {headless}: agentLs.permissions.headless)",
                 )
             )
-            return "deny"
+            return "deny" if headless == "deny" else "once"
         reply = await self._ls.window_show_message_request_async(
             t.ShowMessageRequestParams(
                 type=t.MessageType.Warning,
