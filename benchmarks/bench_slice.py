@@ -139,11 +139,13 @@ async def _cancel_latency(tmp: Path, repeat: int) -> dict[str, Any]:
     with FakeModelServer([]) as server:
         client = LanguageClient("bench", "1")
         ended: dict[str, float] = {}
+        arrived: dict[str, asyncio.Event] = {}
 
         @client.feature("agent/runEnded")
         def _ended(params: Any) -> None:
             sid = params["sessionId"] if isinstance(params, dict) else params.sessionId
             ended[sid] = time.monotonic()
+            arrived.setdefault(sid, asyncio.Event()).set()
 
         @client.feature("agent/event")
         def _event(params: Any) -> None:
@@ -172,11 +174,11 @@ async def _cancel_latency(tmp: Path, repeat: int) -> dict[str, Any]:
         for i in range(repeat):
             server.steps.append({"content": "slow", "delay_s": 30})
             sid = (await command("agent.run", {"task": "wait"}))["sessionId"]
+            arrived.setdefault(sid, asyncio.Event())
             await asyncio.to_thread(server.wait_for_requests, i + 1, 10.0)
             started = time.monotonic()
             await command("agent.cancel", {"sessionId": sid})
-            while sid not in ended:
-                await asyncio.sleep(0.001)
+            await asyncio.wait_for(arrived[sid].wait(), timeout=10)
             cancels.append(ended[sid] - started)
             started = time.monotonic()
             await command("agent.listSkills", {})

@@ -1,10 +1,12 @@
 """The bubblewrap sandbox a shell command runs in: no network, and only the shadow copy is writable.
 
 A command the policy allows may still name any path (``cat notes > /abs/real/app.py``,
-``pytest --basetemp=$HOME``, ``cat /proc/$PPID/environ``). The sandbox makes such paths harmless
-instead of trying to recognise them: the command sees the system read-only, the user's real workspace
-as an empty directory, the home's credential files unreadable, its own ``/proc``, ``/tmp`` and ``/run``,
-no network, and the shadow copy as the only writable place it shares with the host.
+``grep -r . ~/projects``, ``pytest --basetemp=$HOME``, ``cat /proc/$PPID/environ``). The sandbox makes
+such paths harmless instead of trying to recognise them: the command sees the system read-only, the
+user's real workspace as an empty directory, the user's home as an empty private directory in which only
+the toolchains installed there reappear (read-only), credential files unreadable wherever they are
+still visible, its own ``/proc``, ``/tmp`` and ``/run``, no network, and the shadow copy as the only
+writable place it shares with the host.
 
 Order of use:
 
@@ -40,18 +42,46 @@ NAMESPACE_ARGS = (
     "--new-session",
 )  # fmt: skip
 
-# Files and directories under the user's home that hold credentials, hidden when they exist (a
+# Directories under the user's home that tools installed there run from, re-exposed read-only when they
+# exist. The home is otherwise hidden, and PATH directories under it come back on their own, but their
+# programs are often links, proxies or shims into these roots.
+HOME_TOOLCHAINS = (
+    ".pyenv",                  # pyenv: its shims, and the Python versions they run
+    ".rustup",                 # the Rust toolchains that ~/.cargo/bin's proxies run
+    ".cargo",                  # cargo-installed programs and the crate registry (credentials masked)
+    ".nvm",                    # nvm: Node versions and their global packages
+    ".local/bin",              # entry points of pip --user, pipx and uv tool
+    ".local/lib",              # user site-packages (pip install --user)
+    ".local/share/pipx",       # the venvs that pipx's entry points link into
+    ".local/share/uv/python",  # uv-managed interpreters that venvs link to
+    ".local/share/uv/tools",   # the venvs that uv tool's entry points link into
+    ".deno",                   # Deno and the programs deno install puts in ~/.deno/bin
+    ".bun",                    # Bun and its global packages
+    ".sdkman",                 # SDKMAN: JDKs, Gradle, Maven
+)  # fmt: skip
+
+# Files and directories under the user's home that hold credentials, masked where visible: inside a
+# re-exposed toolchain, outside the home through a symlink, or anywhere when the home is not hidden (a
 # directory becomes an empty tmpfs; a file becomes /dev/null on a nodev mount, so opening it fails with
 # "Permission denied"). Shell startup and history files are here because that is where API keys are
-# usually exported; a non-interactive ``bash -c`` never reads them.
+# usually exported; a non-interactive ``bash -c`` never reads them. A ``*`` matches one path component.
 HOME_CREDENTIALS = (
     ".ssh", ".gnupg", ".netrc", ".git-credentials",
     ".aws", ".azure", ".config/gcloud", ".kube", ".docker",
     ".config/gh", ".config/hub", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+    ".nvm/versions/node/*/etc/npmrc",
     ".bashrc", ".bash_profile", ".bash_login", ".profile", ".bash_history",
     ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zsh_history", ".python_history",
     ".config/fish", ".local/share/fish",
 )  # fmt: skip
+
+# Password hashes (and their backups), readable when the server runs as root: masked when they exist.
+SYSTEM_CREDENTIALS = (Path("/etc/shadow"), Path("/etc/gshadow"), Path("/etc/shadow-"), Path("/etc/gshadow-"))
+
+# The files of a git directory that hold remote URLs with tokens and credential settings. The
+# workspace's own are hidden with it, but a worktree's ``.git`` file points to a main repository that
+# may lie anywhere, and a submodule's superproject lies around it.
+GIT_CONFIGS = ("config", "config.worktree")
 
 # Host directories replaced by an empty private tmpfs. /tmp holds other programs' files and agent
 # sockets (ssh-agent, X11); /run holds sockets that act outside the sandbox (docker.sock, D-Bus, the
@@ -65,9 +95,10 @@ class Sandbox:
 
     Attributes:
         bwrap: the absolute path of the ``bwrap`` executable.
-        tool_dirs: directories re-exposed read-only when a mask would hide them (our venv under
-            ``/tmp`` in tests, or inside the workspace): by default ``sys.prefix``, ``sys.base_prefix``
-            and the directory of ``sys.executable``.
+        tool_dirs: directories re-exposed read-only when a hidden tree would hide them (our venv under
+            ``/tmp`` in tests, our Python under the home, or inside the workspace): by default
+            ``sys.prefix``, ``sys.base_prefix`` and the directory of ``sys.executable`` as given and
+            resolved.
     """
 
     bwrap: str
@@ -78,18 +109,22 @@ class Sandbox:
     ) -> list[str]:
         """The ``bwrap`` argv that runs ``argv`` in ``shadow`` inside the sandbox.
 
-        Mounts come in this order, each covering the ones before it: the system read-only, a private
-        ``/dev`` and ``/proc``, empty ``/tmp``, ``/run`` and workspace, the re-exposed tool directories,
-        the hidden credentials, and last the writable shadow. Every path is resolved first (symlinks,
-        ``..``); paths with spaces need no quoting since this is an argv.
+        Mounts come in this order, each covering the ones before it: the system read-only; a private
+        ``/dev`` and ``/proc``; empty ``/tmp`` and ``/run``; the empty workspace; the empty home; the
+        re-exposed directories (tool directories, PATH directories and ``HOME_TOOLCHAINS``); the masked
+        credentials; and last the writable shadow. Every path is resolved first (symlinks, ``..``);
+        paths with spaces need no quoting since this is an argv.
 
         Args:
             argv: the command to run (``["/bin/bash", "-c", command]``).
             shadow: the shadow copy's root; the only writable host directory, and the working directory.
-            workspace_root: the user's real workspace, hidden.
-            environ: the command's environment: ``HOME`` names the home whose credentials are hidden,
-                and ``PATH`` directories under ``/tmp`` or ``/run`` stay visible (NixOS keeps its
-                programs in ``/run/current-system``).
+            workspace_root: the user's real workspace, hidden; the config of the git repositories
+                holding it is masked too.
+            environ: the command's environment. ``HOME`` names the home to hide (unless unset, relative,
+                missing or ``/``) and whose credentials to mask; it keeps its value, and inside the
+                sandbox is an empty writable tmpfs, discarded afterwards. ``PATH`` directories under
+                the home, ``/tmp`` or ``/run`` stay visible (NixOS keeps its programs in
+                ``/run/current-system``).
 
         Returns:
             ``[bwrap, options..., "--", *argv]``; it never fails, and a mount bwrap cannot make makes
@@ -97,13 +132,11 @@ class Sandbox:
         """
         shadow = _real(shadow)
         workspace = _real(workspace_root)
+        homes = _hidden_home(environ.get("HOME"))
         args = [
             self.bwrap,
             *NAMESPACE_ARGS,
-            # The whole system, read-only: programs, libraries, /etc, the user's home. HOME keeps
-            # pointing there rather than at an empty private one, so tools installed in the home
-            # (~/.local, user site-packages, ~/.cargo with ~/.rustup, ~/.pyenv) still run; writing
-            # a cache there fails with "Read-only file system".
+            # The whole system, read-only: programs, libraries, /etc.
             "--ro-bind", "/", "/",
             # A minimal /dev (null, zero, random, tty, a private shm): no host devices.
             "--dev", "/dev",
@@ -115,11 +148,21 @@ class Sandbox:
             # The user's real workspace, empty: absolute paths and absolute symlinks into it find nothing.
             "--tmpfs", str(workspace),
         ]  # fmt: skip
-        hidden = (*PRIVATE_DIRS, workspace)
-        for directory in self._reexposed(hidden, workspace, environ.get("PATH", "")):
-            # After the masks: our interpreter and the PATH programs still run where a mask hid them.
+        for home in homes:
+            # Empty, private and writable (caches land here and vanish): other projects' .env files,
+            # tool configs with keys, and sockets under ~/.local/share are out of reach.
+            args += ["--tmpfs", str(home)]
+        hidden = (*PRIVATE_DIRS, workspace, *homes)
+        reexposed = self._reexposed(hidden, workspace, homes, environ.get("PATH", ""))
+        for directory in reexposed:
+            # After the hidden trees: our interpreter, the PATH programs and the home's toolchains run.
             args += ["--ro-bind", str(directory), str(directory)]
-        for path in _credentials(environ.get("HOME")):
+        secrets = [
+            *_home_credentials(environ.get("HOME")),
+            *_existing(SYSTEM_CREDENTIALS),
+            *_git_configs(workspace),
+        ]
+        for path in _visible(secrets, hidden, reexposed):
             # After the re-exposed directories, so none of them can uncover a credential.
             args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
         args += [
@@ -133,27 +176,43 @@ class Sandbox:
         ]  # fmt: skip
         return args
 
-    def _reexposed(self, hidden: Sequence[Path], workspace: Path, search_path: str) -> list[Path]:
-        """Tool directories and PATH directories a mask hides, sorted; none inside another one.
+    def _reexposed(
+        self, hidden: Sequence[Path], workspace: Path, homes: Sequence[Path], search_path: str
+    ) -> list[Path]:
+        """Directories a hidden tree hides that the command needs, sorted; none inside another one.
 
-        PATH directories inside the workspace stay hidden; a directory holding the workspace is never
-        re-exposed, which would uncover the workspace. Both are judged by their resolved path.
+        Tool directories come back from any hidden tree; PATH directories and the home's toolchains
+        from the home, ``/tmp`` and ``/run``, never from inside the workspace. A directory holding the
+        workspace or the home is never re-exposed, which would uncover it. Both are judged by their
+        resolved path.
         """
         path_dirs = [Path(entry) for entry in search_path.split(os.pathsep) if os.path.isabs(entry)]
+        toolchains = [home / name for home in homes for name in HOME_TOOLCHAINS]
+        opened = (*PRIVATE_DIRS, *homes)
         candidates = {found for d in self.tool_dirs for found in _under(d, hidden)}
         candidates.update(
             found
-            for d in path_dirs
-            for found in _under(d, PRIVATE_DIRS)
+            for d in (*path_dirs, *toolchains)
+            for found in _under(d, opened)
             if not _real(found).is_relative_to(workspace)
         )
-        kept = {d for d in candidates if d.is_dir() and not workspace.is_relative_to(_real(d))}
+        kept = {
+            d
+            for d in candidates
+            if d.is_dir() and not any(h.is_relative_to(_real(d)) for h in (workspace, *homes))
+        }
         return sorted(d for d in kept if not any(d != other and d.is_relative_to(other) for other in kept))
 
 
 def default_tool_dirs() -> tuple[Path, ...]:
-    """The directories our interpreter runs from: ``sys.prefix``, ``sys.base_prefix``, the executable's."""
-    return (Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent)
+    """The directories our interpreter runs from: ``sys.prefix``, ``sys.base_prefix``, the executable's.
+
+    The executable's directory as given and resolved: a venv's ``python`` links to an interpreter
+    elsewhere (``~/.pyenv/versions/…/bin``).
+    """
+    executable = Path(sys.executable)
+    dirs = (Path(sys.prefix), Path(sys.base_prefix), executable.parent, _real(executable).parent)
+    return tuple(dict.fromkeys(dirs))
 
 
 @functools.cache
@@ -186,6 +245,18 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _hidden_home(home: str | None) -> tuple[Path, ...]:
+    """The resolved home to hide, alone; none when ``home`` is unset, relative, not a directory, or ``/``.
+
+    A missing home is left alone: there is nothing to hide, and bwrap could not make the mount point
+    on the read-only system.
+    """
+    if not home or not os.path.isabs(home):
+        return ()
+    real = _real(Path(home))
+    return (real,) if real.is_dir() and real != Path("/") else ()
+
+
 def _under(directory: Path, hidden: Iterable[Path]) -> list[Path]:
     """``directory`` as given and resolved, each kept when it lies strictly inside a ``hidden`` tree.
 
@@ -195,13 +266,76 @@ def _under(directory: Path, hidden: Iterable[Path]) -> list[Path]:
     return [d for d in spellings for h in hidden if d != h and d.is_relative_to(h)]
 
 
-def _credentials(home: str | None) -> list[Path]:
-    """The resolved paths of the existing ``HOME_CREDENTIALS``, in that order, without repeats.
+def _existing(paths: Iterable[Path]) -> list[Path]:
+    """The resolved paths of the ``paths`` that exist, in order.
 
     Resolved, because bwrap cannot mount on a symlink whose target is absolute (dotfile managers
-    link ``~/.bashrc`` into a repository), and masking the target hides it under every name.
+    link ``~/.bashrc`` into a repository), and masking the target hides it under every name that
+    reaches it through symlinks.
     """
+    return [_real(path) for path in paths if os.path.exists(path)]
+
+
+def _home_credentials(home: str | None) -> list[Path]:
+    """The resolved paths of the existing ``HOME_CREDENTIALS`` under ``home``, in that order."""
     if not home or not os.path.isabs(home):
         return []
-    found = (_real(Path(home) / name) for name in HOME_CREDENTIALS if os.path.exists(Path(home) / name))
+    root = Path(home)
+    return _existing(
+        found
+        for name in HOME_CREDENTIALS
+        for found in (sorted(root.glob(name)) if "*" in name else [root / name])
+    )
+
+
+def _git_configs(workspace: Path) -> list[Path]:
+    """The existing ``GIT_CONFIGS`` of every git repository holding ``workspace``, resolved, nearest first.
+
+    Repositories are found as git finds them, by a ``.git`` in the workspace or above (a submodule's
+    superproject holds it too). A ``.git`` file (a worktree, a submodule) names the git directory after
+    ``gitdir:``, and a worktree's git directory names the main repository's in ``commondir``; both are
+    searched. A pointer that cannot be read is skipped.
+    """
+    git_dirs: dict[Path, None] = {}
+    for directory in (workspace, *workspace.parents):
+        dot_git = directory / ".git"
+        if dot_git.is_dir():
+            git_dirs[dot_git] = None
+        elif dot_git.is_file() and (git_dir := _pointer(dot_git, "gitdir: ")):
+            git_dirs[git_dir] = None
+            if (git_dir / "commondir").is_file() and (common := _pointer(git_dir / "commondir", "")):
+                git_dirs[common] = None
+    return _existing(d / name for d in git_dirs for name in GIT_CONFIGS if (d / name).is_file())
+
+
+def _pointer(file: Path, prefix: str) -> Path | None:
+    """The path after ``prefix`` on the first line of ``file``, relative to the file's directory.
+
+    None when the file cannot be read or does not start with ``prefix`` (git's ``.git`` file and
+    ``commondir`` formats).
+    """
+    try:
+        with file.open("rb") as stream:
+            line = stream.read(4096).decode("utf-8").partition("\n")[0].rstrip("\r")
+    except (OSError, UnicodeDecodeError):
+        return None
+    target = line.removeprefix(prefix)
+    return _real(file.parent / target) if line.startswith(prefix) and target else None
+
+
+def _visible(secrets: Iterable[Path], hidden: Sequence[Path], reexposed: Sequence[Path]) -> list[Path]:
+    """Where the resolved ``secrets`` can be reached in the sandbox, in order, without repeats.
+
+    A secret is reached at its own path unless a hidden tree covers it, and through every re-exposed
+    directory whose resolved path holds it (a bind mount is a second name a mask on the first does not
+    cover). One inside a hidden tree and no re-exposed directory needs no mask.
+    """
+    found = []
+    for secret in secrets:
+        if not any(secret.is_relative_to(h) for h in hidden):
+            found.append(secret)
+        for directory in reexposed:
+            real = _real(directory)
+            if secret.is_relative_to(real):
+                found.append(directory / secret.relative_to(real))
     return list(dict.fromkeys(found))

@@ -1,8 +1,9 @@
 """The bubblewrap sandbox: each escape found against the unsandboxed shell now fails, normal work still runs.
 
 Real processes throughout: a real ``bwrap``, a real workspace, home and victim directories on disk,
-a real listening socket. The workspace and the home live under ``/var/tmp`` (when writable), outside
-the sandbox's private ``/tmp``, so their own masks are what hides them; their names hold spaces.
+real listening sockets, a real git worktree. The workspace and the home live under ``/var/tmp`` (when
+writable), outside the sandbox's private ``/tmp``, so their own mounts are what hides them; their names
+hold spaces.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from tests.support.processes import processes_with, require_sandbox
 from tests.unit.workspace.conftest import write
 
 API_KEY = f"al-sandbox-test-{uuid.uuid4().hex}"
+PASSWORD_HASH_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
+HOME_SECRETS = ("PRIVATE KEY", "sk_live_other_project", "rclone-secret", "cargo-token")  # the scene's
 
 
 @dataclass
@@ -72,13 +75,24 @@ def scene(outside: Path, tmp_path: Path) -> Iterator[Scene]:
     (ws / "build").mkdir()
     (ws / "out").symlink_to(ws / "build")  # absolute: the copy in the shadow points at the real dir
     home = outside / "home"
-    write(home, {".ssh/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\n"})
+    write(
+        home,
+        {
+            ".ssh/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+            "projects/other/.env": "STRIPE_KEY=sk_live_other_project\n",
+            ".config/rclone/rclone.conf": "[s3]\nsecret_access_key = rclone-secret\n",
+            ".cargo/bin/mytool": "#!/bin/sh\necho ok\n",  # a toolchain installed in the home
+            ".cargo/credentials.toml": '[registry]\ntoken = "cargo-token"\n',
+        },
+    )
+    (home / ".cargo/bin/mytool").chmod(0o755)
     victim = outside / "victim"
     write(victim, {"keep.txt": "keep\n"})
     shadows = tmp_path / "shadow parent"
     shadows.mkdir()
     shadow = ShadowCopy(ws, temp_parent=shadows)
-    environ = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "AGENT_LS_API_KEY": API_KEY}
+    search_path = os.pathsep.join([str(home / ".cargo/bin"), os.environ.get("PATH", os.defpath)])
+    environ = {"PATH": search_path, "HOME": str(home), "AGENT_LS_API_KEY": API_KEY}
     yield Scene(ws, home, victim, shadow, Overlay(ws, shadow=shadow), environ)
     shadow.close()
 
@@ -97,6 +111,17 @@ def server_pid() -> Iterator[int]:
 
 
 @pytest.fixture
+def home_socket(scene: Scene) -> Iterator[Path]:
+    """A listening Unix socket in the home, as a desktop service keeps under ``~/.local/share``."""
+    path = scene.home / ".local/share/sock"
+    path.parent.mkdir(parents=True)
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen()
+        yield path
+
+
+@pytest.fixture
 def runner(scene: Scene) -> ShellRunner:
     return scene.runner(require_sandbox())
 
@@ -105,25 +130,65 @@ def q(path: Path | str) -> str:
     return shlex.quote(str(path))
 
 
+def connect_command(path: Path) -> str:
+    """A shell command that connects to the Unix socket at ``path`` and prints "connected"."""
+    code = "import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1]); print('connected')"
+    return f"python3 -c {q(code)} {q(path)}"
+
+
+def git(*args: str | Path) -> None:
+    identity = ("-c", "user.name=Test", "-c", "user.email=test@example.com")
+    subprocess.run(["git", *identity, *map(str, args)], check=True, capture_output=True)
+
+
 # -- The bwrap command line --------------------------------------------------------------------------
 
 
-def test_wrap_builds_the_mounts_in_order(tmp_path: Path) -> None:
-    tmp = Path(os.path.realpath(tmp_path))
-    ws = tmp / "real ws"
-    write(ws, {".venv/bin/python": ""})
+def test_wrap_builds_the_mounts_in_order(tmp_path: Path, outside: Path) -> None:
+    if outside.is_relative_to("/tmp"):
+        pytest.skip("/var/tmp is not writable: the home and the main repository would be under /tmp")
+    tmp = Path(os.path.realpath(tmp_path))  # under the sandbox's private /tmp
     venv = tmp / "venv"
     (venv / "bin").mkdir(parents=True)
     tools = tmp / "tools bin"
     tools.mkdir()
-    home = tmp / "home"
-    write(home, {".ssh/id_rsa": "k", ".netrc": "machine x password y\n", "notes.txt": ""})
+    home = outside / "home"
+    write(
+        home,
+        {
+            ".ssh/id_rsa": "k",
+            ".netrc": "machine x password y\n",
+            "notes.txt": "",
+            "bin/tool": "",
+            ".cargo/bin/cargo": "",
+            ".cargo/credentials.toml": "",
+            ".rustup/settings.toml": "",
+            "dotfiles/nvm/versions/node/v22/etc/npmrc": "//registry.npmjs.org/:_authToken=t\n",
+        },
+    )
+    (home / ".nvm").symlink_to(home / "dotfiles/nvm")
+    write(outside, {"aws keys/credentials": ""})
+    (home / ".aws").symlink_to(outside / "aws keys")
+    main = outside / "main repo"
+    write(
+        main,
+        {
+            ".git/config": "",
+            ".git/worktrees/ws/commondir": "../..\n",
+            ".git/worktrees/ws/config.worktree": "",
+        },
+    )
+    ws = home / "projects" / "real ws"
+    write(ws, {".venv/bin/python": "", ".git": f"gitdir: {main}/.git/worktrees/ws\n"})
     shadow = tmp / "shadow dir" / "real ws"
     shadow.mkdir(parents=True)
     (tmp / "link to shadow").symlink_to(shadow)
     sandbox = Sandbox("/usr/bin/bwrap", (venv, Path("/usr"), venv / "bin"))
     search_path = os.pathsep.join(
-        ["/usr/bin", str(venv / "bin"), str(tools), str(ws / ".venv/bin"), "relative/bin"]
+        [
+            *("/usr/bin", str(venv / "bin"), str(tools), str(ws / ".venv/bin")),
+            *(str(home / ".cargo/bin"), str(home / "bin"), str(home / "projects"), "relative/bin"),
+        ]
     )
     argv = sandbox.wrap(
         ["/bin/bash", "-c", "echo 'a b'"],
@@ -131,6 +196,13 @@ def test_wrap_builds_the_mounts_in_order(tmp_path: Path) -> None:
         workspace_root=ws,
         environ={"PATH": search_path, "HOME": str(home)},
     )
+    password_hashes = [
+        arg
+        for name in PASSWORD_HASH_FILES
+        if os.path.exists(name)
+        for arg in ("--ro-bind", "/dev/null", name)
+    ]
+    npmrc = Path("versions/node/v22/etc/npmrc")
     assert argv == [
         "/usr/bin/bwrap",
         *("--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session"),
@@ -140,12 +212,28 @@ def test_wrap_builds_the_mounts_in_order(tmp_path: Path) -> None:
         *("--tmpfs", "/tmp"),
         *("--tmpfs", "/run"),
         *("--tmpfs", str(ws)),
-        # Under the hidden /tmp: once each, as venv/bin is inside venv; /usr was never hidden, and
-        # the workspace's .venv/bin stays hidden.
+        *("--tmpfs", str(home)),
+        # Sorted, each once: PATH directories under /tmp or the home, our venv under /tmp, and the
+        # home's toolchains (.nvm under both its names). venv/bin and .cargo/bin lie inside others,
+        # /usr was never hidden, the workspace's .venv/bin stays hidden, and ~/projects holds the
+        # workspace.
         *("--ro-bind", str(tools), str(tools)),
         *("--ro-bind", str(venv), str(venv)),
-        *("--tmpfs", str(home / ".ssh")),
-        *("--ro-bind", "/dev/null", str(home / ".netrc")),
+        *("--ro-bind", str(home / ".cargo"), str(home / ".cargo")),
+        *("--ro-bind", str(home / ".nvm"), str(home / ".nvm")),
+        *("--ro-bind", str(home / ".rustup"), str(home / ".rustup")),
+        *("--ro-bind", str(home / "bin"), str(home / "bin")),
+        *("--ro-bind", str(home / "dotfiles/nvm"), str(home / "dotfiles/nvm")),
+        # Credentials where they are still visible: through a link out of the home, and inside a
+        # re-exposed toolchain under each of its names; ~/.ssh and ~/.netrc went with the home.
+        *("--tmpfs", str(outside / "aws keys")),
+        *("--ro-bind", "/dev/null", str(home / ".cargo/credentials.toml")),
+        *("--ro-bind", "/dev/null", str(home / ".nvm" / npmrc)),
+        *("--ro-bind", "/dev/null", str(home / "dotfiles/nvm" / npmrc)),
+        *password_hashes,
+        # The worktree's own git directory, then the main repository's, outside the workspace.
+        *("--ro-bind", "/dev/null", str(main / ".git/worktrees/ws/config.worktree")),
+        *("--ro-bind", "/dev/null", str(main / ".git/config")),
         *("--bind", str(shadow), str(shadow)),
         *("--chdir", str(shadow)),
         *("--unsetenv", "TMPDIR"),
@@ -154,12 +242,46 @@ def test_wrap_builds_the_mounts_in_order(tmp_path: Path) -> None:
     ]
 
 
-def test_a_directory_holding_the_workspace_is_never_reexposed(tmp_path: Path) -> None:
+def test_a_submodules_git_dir_and_its_superprojects_config_are_masked(outside: Path) -> None:
+    if outside.is_relative_to("/tmp"):
+        pytest.skip("/var/tmp is not writable: the superproject would be under /tmp")
+    superproject = outside / "super"
+    write(
+        superproject,
+        {".git/config": "", ".git/modules/sub/config": "", "sub/.git": "gitdir: ../.git/modules/sub\n"},
+    )
+    argv = Sandbox("bwrap").wrap(["true"], shadow=outside, workspace_root=superproject / "sub", environ={})
+    masked = [argv[i + 2] for i, arg in enumerate(argv) if arg == "--ro-bind" and argv[i + 1] == "/dev/null"]
+    assert masked == [
+        *(name for name in PASSWORD_HASH_FILES if os.path.exists(name)),
+        str(superproject / ".git/modules/sub/config"),
+        str(superproject / ".git/config"),
+    ]
+
+
+@pytest.mark.parametrize("home", ["/", "/nonexistent/home", "relative/home", ""])
+def test_a_home_that_is_root_missing_or_relative_is_not_hidden(tmp_path: Path, home: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    sandbox = Sandbox("bwrap", default_tool_dirs())
+    without_home = sandbox.wrap(["true"], shadow=tmp_path, workspace_root=ws, environ={"PATH": "/usr/bin"})
+    argv = sandbox.wrap(
+        ["true"], shadow=tmp_path, workspace_root=ws, environ={"PATH": "/usr/bin", "HOME": home}
+    )
+    assert argv == without_home
+
+
+def test_a_directory_holding_the_workspace_or_the_home_is_never_reexposed(tmp_path: Path) -> None:
     tmp = Path(os.path.realpath(tmp_path))
     ws = tmp / "venv" / "ws"
     ws.mkdir(parents=True)
-    argv = Sandbox("bwrap", (tmp / "venv",)).wrap(["true"], shadow=tmp, workspace_root=ws, environ={})
+    home = tmp / "tools" / "home"
+    home.mkdir(parents=True)
+    argv = Sandbox("bwrap", (tmp / "venv",)).wrap(
+        ["true"], shadow=tmp, workspace_root=ws, environ={"PATH": str(tmp / "tools"), "HOME": str(home)}
+    )
     assert str(tmp / "venv") not in argv
+    assert str(tmp / "tools") not in argv
 
 
 def test_find_sandbox_finds_a_working_bwrap() -> None:
@@ -196,15 +318,71 @@ async def test_the_real_workspace_reads_as_empty(runner: ShellRunner, scene: Sce
     )
 
 
-async def test_home_credentials_are_hidden_and_home_is_read_only(runner: ShellRunner, scene: Scene) -> None:
-    result = await runner.run(f"ls -A ~/.ssh; cat ~/.ssh/id_rsa; echo x > {q(scene.home / '.bashrc')}", 30)
-    assert "PRIVATE KEY" not in result.output
-    assert result.output == (
-        f"cat: {q(scene.home / '.ssh' / 'id_rsa')}: No such file or directory\n"
-        f"/bin/bash: line 1: {scene.home / '.bashrc'}: Read-only file system\n"
+async def test_the_home_reads_as_empty_except_its_toolchains(runner: ShellRunner, scene: Scene) -> None:
+    result = await runner.run(
+        "cat ~/projects/other/.env ~/.config/rclone/rclone.conf ~/.ssh/id_rsa;"
+        " grep -r . ~/projects ~/.config; mytool; cat ~/.cargo/credentials.toml; ls -A ~",
+        30,
     )
-    assert not (scene.home / ".bashrc").exists()
-    assert (scene.home / ".ssh" / "id_rsa").exists()
+    for secret in HOME_SECRETS:
+        assert secret not in result.output
+    home = scene.home
+    assert result.output == (
+        f"cat: {q(home / 'projects/other/.env')}: No such file or directory\n"
+        f"cat: {q(home / '.config/rclone/rclone.conf')}: No such file or directory\n"
+        f"cat: {q(home / '.ssh/id_rsa')}: No such file or directory\n"
+        f"grep: {home / 'projects'}: No such file or directory\n"
+        f"grep: {home / '.config'}: No such file or directory\n"
+        "ok\n"  # ~/.cargo/bin/mytool, on PATH
+        f"cat: {q(home / '.cargo/credentials.toml')}: Permission denied\n"
+        ".cargo\n"
+    )
+
+
+async def test_the_home_is_writable_inside_and_untouched_outside(runner: ShellRunner, scene: Scene) -> None:
+    result = await runner.run(
+        "mkdir -p ~/.cache && echo cached > ~/.cache/x && cat ~/.cache/x; echo x > ~/.cargo/x", 30
+    )
+    assert result.output == f"cached\n/bin/bash: line 1: {scene.home / '.cargo/x'}: Read-only file system\n"
+    assert not (scene.home / ".cache").exists()
+    assert not (scene.home / ".cargo/x").exists()
+
+
+async def test_sockets_in_the_home_are_unreachable(runner: ShellRunner, home_socket: Path) -> None:
+    result = await runner.run(connect_command(home_socket), 30)
+    assert result.exit_code == 1
+    assert result.output.endswith("FileNotFoundError: [Errno 2] No such file or directory\n")
+
+
+@pytest.mark.skipif(not os.path.exists("/etc/shadow"), reason="this system has no /etc/shadow")
+async def test_password_hashes_are_unreadable(runner: ShellRunner) -> None:
+    result = await runner.run("cat /etc/shadow", 30)
+    assert result == CommandResult(1, "cat: /etc/shadow: Permission denied\n", False)
+
+
+async def test_a_worktrees_main_repository_config_is_hidden(outside: Path, tmp_path: Path) -> None:
+    require_tool("git")
+    main, ws = outside / "main repo", outside / "work tree"
+    write(main, {"README": "main\n"})
+    git("init", "-q", main)
+    git("-C", main, "config", "remote.origin.url", "https://x-access-token:ghp_worktree@example.com/r.git")
+    git("-C", main, "add", "README")
+    git("-C", main, "commit", "-q", "-m", "init")
+    git("-C", main, "worktree", "add", "-q", "--detach", ws)
+    assert (ws / ".git").is_file()
+    shadow = ShadowCopy(ws, temp_parent=tmp_path)
+    command = f"cat {q(main / '.git/config')}"
+    environ = {"PATH": os.environ.get("PATH", os.defpath)}
+    try:
+        sandboxed = ShellRunner(shadow, Overlay(ws, shadow=shadow), environ, sandbox=require_sandbox())
+        result = await sandboxed.run(command, 30)
+        control = await ShellRunner(shadow, Overlay(ws, shadow=shadow), environ, sandbox=None).run(
+            command, 30
+        )
+    finally:
+        shadow.close()
+    assert result == CommandResult(1, f"cat: {q(main / '.git/config')}: Permission denied\n", False)
+    assert "ghp_worktree" in control.output
 
 
 async def test_symlinked_credentials_are_hidden(scene: Scene, outside: Path) -> None:
@@ -273,27 +451,31 @@ async def test_the_network_is_unreachable(runner: ShellRunner) -> None:
     assert "ConnectionRefusedError" in result.output or "Network is unreachable" in result.output
 
 
-async def test_without_a_sandbox_the_escapes_work(scene: Scene, server_pid: int) -> None:
+async def test_without_a_sandbox_the_escapes_work(scene: Scene, server_pid: int, home_socket: Path) -> None:
     """The control: the escapes above are real, so their passing is not vacuous."""
     runner = scene.runner(None)
     with socket.create_server(("127.0.0.1", 0)) as server:
         code = f"import socket; socket.create_connection(('127.0.0.1', {server.getsockname()[1]}))"
         result = await runner.run(
             f"cat {q(scene.ws / '.env')} ~/.ssh/id_rsa /proc/{server_pid}/environ; python3 -c {q(code)};"
+            f" grep -r . ~/projects ~/.config; cat ~/.cargo/credentials.toml; {connect_command(home_socket)};"
             f" echo x > {q(scene.ws / 'app.py')}",
             30,
         )
     assert result.exit_code == 0, result.output
-    assert "hunter2" in result.output and "PRIVATE KEY" in result.output and API_KEY in result.output
+    for secret in ("hunter2", API_KEY, *HOME_SECRETS):
+        assert secret in result.output
+    assert "connected\n" in result.output
     assert (scene.ws / "app.py").read_text() == "x\n"
 
 
 # -- Normal work --------------------------------------------------------------------------------------
 
 
-async def test_pytest_runs_on_the_proposal_and_the_shadow_is_writable(
-    runner: ShellRunner, scene: Scene
-) -> None:
+async def test_pytest_runs_on_the_proposal_and_the_shadow_is_writable(scene: Scene) -> None:
+    # This process's own home, hidden: pyenv, uv or pipx may keep the interpreter running the tests there.
+    scene.environ["HOME"] = str(Path.home())
+    runner = scene.runner(require_sandbox())
     scene.overlay.propose("app.py", "def answer():\n    return 42\n")
     scene.overlay.propose("test_tmp.py", "def test_tmp(tmp_path):\n    (tmp_path / 'x').write_text('x')\n")
     module = await runner.run(f"{q(sys.executable)} -m pytest -q -p no:cacheprovider", 60)
