@@ -79,23 +79,36 @@ class EditorSettings(BaseModel):
         return LoopLimits(max_turns=self.max_turns) if self.max_turns else LoopLimits()
 
     @classmethod
-    def from_client(cls, raw: Any) -> tuple[EditorSettings, list[str]]:
-        """Parse client-sent settings.
+    def from_client(cls, raw: Any, base: EditorSettings | None = None) -> tuple[EditorSettings, list[str]]:
+        """Parse client-sent settings over ``base`` (the current ones, if any).
+
+        Only the values the client actually sent override ``base``: unset, null or empty values
+        never do, so eglot's ``didChangeConfiguration`` with ``settings: {}`` right after
+        ``initialized`` keeps what ``initializationOptions`` set.
 
         Returns:
             The settings, and one line per problem; invalid values are dropped, never fatal.
         """
         if isinstance(raw, Mapping) and isinstance(raw.get("agentLs"), Mapping):
             raw = raw["agentLs"]
+        data: dict[str, Any] = base.model_dump(by_alias=True) if base is not None else {}
         if not isinstance(raw, Mapping):
-            return cls(), []
-        cleaned = {k: v for k, v in raw.items() if v not in (None, "")}
+            return cls.model_validate(data), []
+        for key, value in raw.items():
+            if value in (None, "") or value == {}:
+                continue
+            if isinstance(value, Mapping) and isinstance(data.get(key), dict):
+                data[key] = {**data[key], **{k: v for k, v in value.items() if v not in (None, "")}}
+            else:
+                data[key] = value
         try:
-            return cls.model_validate(cleaned), []
+            return cls.model_validate(data), []
         except ValidationError as exc:
             problems = [f"agentLs.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
             bad = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
-            kept = {k: v for k, v in cleaned.items() if k not in bad}
+            kept = {k: v for k, v in data.items() if k not in bad}
+            if base is not None:
+                kept.update({k: v for k, v in base.model_dump(by_alias=True).items() if k in bad})
             return cls.model_validate(kept), problems
 
 

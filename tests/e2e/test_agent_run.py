@@ -254,3 +254,33 @@ async def test_selection_and_file_in_focus_reach_the_model(
         "Explain this\n\nFile in focus: stats.py (line 4 selected)\n\n"
         "Selected text:\n```\ndef mean(values: list[float]) -> float:\n\n```"
     )
+
+
+async def test_empty_configuration_keeps_settings_and_commands_default_to_the_latest_session(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+) -> None:
+    """eglot sends ``didChangeConfiguration {settings: {}}`` on connect; Helix never sees session ids."""
+    model_server.steps.extend(
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {"path": "stats.py", "old_string": BUGGY, "new_string": FIXED},
+                    }
+                ]
+            },
+            {"content": "done"},
+        ]
+    )
+    await start(client, workspace, model_settings(model_server))
+    client.workspace_did_change_configuration(t.DidChangeConfigurationParams(settings={}))
+    started = await command(client, "agent.run", {"task": "fix"})
+    ended = await run_ended(client, field(started, "sessionId"))
+    assert field(ended, "status") == "done", field(ended, "reason")
+    assert any(f"(session {field(started, 'sessionId')})" in m.message for m in client.log_messages)
+    (file,) = field(await command(client, "agent.proposal", {}), "files")
+    assert field(file, "path") == "stats.py"
+    applied = await command(client, "agent.applyProposal", {})
+    assert field(applied, "applied") is True, field(applied, "failureReason")
+    assert FIXED in (workspace / "stats.py").read_text()

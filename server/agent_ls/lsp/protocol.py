@@ -75,7 +75,10 @@ class RunResult(_Wire):
 
 
 class SessionParams(_Lenient):
-    session_id: str = Field(min_length=1)
+    """``sessionId`` may be left out: it then means the latest session. Some clients (Helix, Zed,
+    Sublime LSP) drop command results and custom notifications, so they never learn the id."""
+
+    session_id: str | None = Field(default=None, min_length=1)
 
 
 class CancelResult(_Wire):

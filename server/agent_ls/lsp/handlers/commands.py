@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from lsprotocol import types as t
 from pydantic import ValidationError
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from agent_ls.core.context import Focus
@@ -57,7 +57,10 @@ def _parse(model: type[P], arguments: tuple[Any, ...]) -> P:
         raise JsonRpcInvalidParams(f"invalid arguments: {problems}") from None
 
 
-def _entry(ls: AgentLanguageServer, session_id: str) -> SessionEntry | None:
+def _entry(ls: AgentLanguageServer, session_id: str | None) -> SessionEntry | None:
+    """The session ``session_id``, or the latest one when it is None."""
+    if session_id is None:
+        return next(reversed(ls.state.sessions.values()), None)
     return ls.state.sessions.get(session_id)
 
 
@@ -249,7 +252,7 @@ async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, 
     params = _parse(p.SessionParams, arguments)
     entry = _entry(ls, params.session_id)
     if entry is None:
-        return _refusal(f"no session {params.session_id}")
+        return _refusal(f"no session {params.session_id}" if params.session_id else "no agent run yet")
     if entry.run_task is not None and not entry.run_task.done():
         return _refusal("the run is still going; wait for it to end or cancel it first")
     session, flags = entry.session, ls.state.flags
@@ -292,9 +295,12 @@ async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, 
                 session.discard()
                 return _refusal("discarded by the user")
             return _refusal("not applied: the prompt was dismissed; the proposal is kept")
-    result = await ls.workspace_apply_edit_async(
-        t.ApplyWorkspaceEditParams(edit=edit, label=f"agent-ls: {entry.task_text[:60]}")
-    )
+    try:
+        result = await ls.workspace_apply_edit_async(
+            t.ApplyWorkspaceEditParams(edit=edit, label=f"agent-ls: {entry.task_text[:60]}")
+        )
+    except JsonRpcException as exc:  # eglot answers a declined edit with an error, not applied=false
+        return _refusal(f"the editor declined the edit ({exc.message}); the proposal is kept")
     if not result.applied:
         reason = result.failure_reason or "the editor rejected the edit"
         return _refusal(f"{reason}; the proposal is kept")

@@ -21,7 +21,7 @@ def _path_of(uri: str) -> Path | None:
 
 
 def _apply_settings(ls: AgentLanguageServer, raw: object) -> None:
-    settings, problems = EditorSettings.from_client(raw)
+    settings, problems = EditorSettings.from_client(raw, base=ls.state.settings)
     ls.state.settings = settings
     for problem in problems:
         ls.window_log_message(t.LogMessageParams(type=t.MessageType.Warning, message=f"agent-ls: {problem}"))

@@ -1,0 +1,151 @@
+"""agent-ls in a real Emacs 28 with eglot (Debian's 1.9), batch mode.
+
+eglot 1.9 declares only ``workspace.applyEdit`` and ``workspaceEdit.documentChanges`` of what the server
+looks at: no ``window`` section at all, although it answers window/showMessageRequest (with
+``completing-read``) and ignores $/progress without complaint. So, with the configuration
+docs/editors.md gives:
+
+- stock: no progress and no permission question (an "ask" resolves to the headless default, deny, with
+  a log line); the server does not ask before applying either, and eglot asks its own question instead
+  (``eglot-confirm-server-initiated-edits``: "Server wants to edit ... Proceed?", ``y-or-n-p``).
+- prompts: the ``agent-ls-eglot`` class from docs/editors.md declares what eglot already handles, so
+  progress, the permission question and the server's "Apply 1 file(s)?" question all work, and eglot's
+  own confirmation is turned off for this server so the user is asked once.
+
+Apply edits the unsaved buffer on top of the user's change; Discard changes nothing, in the buffer or on
+disk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require_tool
+from tests.e2e.editors.editor_run import (
+    APPLY_QUESTION,
+    BUGGY,
+    DISCARDED,
+    FIXED,
+    HERE,
+    MARKER,
+    STEPS,
+    EditorRun,
+    check_model_saw_the_editor,
+    run_editor,
+    sample_text,
+)
+from tests.support.model_server import FakeModelServer
+
+
+def _run_emacs(
+    setup: str, apply: str, tmp_path: Path, workspace: Path, model_server: FakeModelServer
+) -> EditorRun:
+    emacs = require_tool("emacs")
+    model_server.steps.extend(STEPS)
+    return run_editor(
+        # Not -Q: Debian's site-start puts elpa-eglot on the load path.
+        [emacs, "--batch", "-l", str(HERE / "agent_ls_e2e.el")],
+        tmp_path=tmp_path,
+        workspace=workspace,
+        model_server=model_server,
+        permission="Allow once",
+        apply=apply,
+        extra_env={"AGENT_LS_E2E_EMACS_SETUP": setup},
+    )
+
+
+def _check_buffer_and_disk(run: EditorRun, apply: str, disk_before: str, workspace: Path) -> None:
+    assert sample_text(workspace) == disk_before  # eglot edits the buffer; nothing is saved
+    assert run.result["modified"] is True
+    expected = disk_before.replace(BUGGY, FIXED) if apply == "Apply" else disk_before
+    assert run.result["buffer"] == f"{MARKER}\n" + expected, run.report
+
+
+@pytest.mark.parametrize("apply", ["Apply", "Discard"])
+def test_emacs_stock_eglot_denies_asks_and_confirms_the_edit_itself(
+    apply: str, tmp_path: Path, workspace: Path, model_server: FakeModelServer
+) -> None:
+    disk_before = sample_text(workspace)
+    run = _run_emacs("stock", apply, tmp_path, workspace, model_server)
+    result, report = run.result, run.report
+    check_model_saw_the_editor(model_server, run, "denied")
+
+    capabilities = result["capabilities"]
+    assert "window" not in capabilities
+    assert capabilities["workspace"]["workspaceEdit"] == {"documentChanges": True}
+
+    # No progress, no showMessageRequest: the "ask" became the headless default, with a log line.
+    assert run.progress_kinds() == []
+    assert any(
+        line.startswith("agent-ls: denied bash 'make lint' (the editor cannot show permission prompts")
+        for line in result["log"]
+    ), result["log"]
+    # The one question is eglot's own, before it applies the server's edit.
+    (question,) = result["questions"]
+    assert question["via"] == "y-or-n-p", report
+    assert question["message"].startswith("[eglot] Server wants to edit:")
+    (edit,) = result["apply_edits"]
+    (change,) = edit["documentChanges"]
+    assert change["textDocument"]["uri"] == (workspace / "stats.py").as_uri()
+
+    _check_buffer_and_disk(run, apply, disk_before, workspace)
+    if apply == "Apply":
+        assert result["apply"]["result"]["applied"] is True, report
+        assert result["proposal_after"] == {"result": {"files": []}}, report
+    else:
+        # eglot answers "n" with a JSON-RPC error ("User cancelled server edit"). Today the server passes
+        # that error on as the agent.applyProposal error; either way nothing is applied and the
+        # proposal is kept.
+        apply_response = result["apply"]
+        assert "User cancelled server edit" in apply_response.get("error", "") or (
+            apply_response["result"]["applied"] is False
+        ), report
+        (kept,) = result["proposal_after"]["result"]["files"]
+        assert kept["path"] == "stats.py"
+
+
+@pytest.mark.parametrize("apply", ["Apply", "Discard"])
+def test_emacs_with_the_agent_ls_eglot_class_asks_and_applies_only_on_apply(
+    apply: str, tmp_path: Path, workspace: Path, model_server: FakeModelServer
+) -> None:
+    disk_before = sample_text(workspace)
+    run = _run_emacs("prompts", apply, tmp_path, workspace, model_server)
+    result, report = run.result, run.report
+    check_model_saw_the_editor(model_server, run, "allowed")
+
+    assert result["capabilities"]["window"]["workDoneProgress"] is True
+    kinds = run.progress_kinds()
+    assert kinds[0] == "begin" and kinds[-1] == "end" and set(kinds[1:-1]) == {"report"}, report
+
+    permission_question, apply_question = result["questions"]
+    assert permission_question["via"] == "completing-read"
+    assert "agent-ls wants to run bash: make lint" in permission_question["message"], report
+    assert permission_question["actions"] == ["Allow once", "Allow for this session", "Deny"]
+    assert apply_question["via"] == "completing-read"
+    assert APPLY_QUESTION in apply_question["message"] and apply_question["actions"] == ["Apply", "Discard"]
+
+    _check_buffer_and_disk(run, apply, disk_before, workspace)
+    assert result["proposal_after"] == {"result": {"files": []}}, report
+    if apply == "Apply":
+        assert result["apply"] == {"result": {"applied": True, "failureReason": None}}, report
+        assert len(result["apply_edits"]) == 1
+    else:
+        assert result["apply"] == DISCARDED, report
+        assert result["apply_edits"] == []
+
+
+def test_emacs_initialization_options_alone_survive_eglots_empty_configuration(
+    tmp_path: Path, workspace: Path, model_server: FakeModelServer
+) -> None:
+    run = _run_emacs("init-options-only", "Apply", tmp_path, workspace, model_server)
+    assert run.result["run_ended"]["status"] == "done", run.result["run_ended"]["reason"]
+
+
+def test_the_agent_ls_eglot_class_in_the_docs_is_the_one_tested() -> None:
+    """docs/editors.md gives users the class the "prompts" runs above load from agent_ls_e2e.el."""
+    script = (HERE / "agent_ls_e2e.el").read_text()
+    tested = script[script.index("(defclass agent-ls-eglot") : script.index(";;; The flow.")]
+    docs = (HERE.parents[2] / "docs" / "editors.md").read_text()
+    assert " ".join(tested.split()) in " ".join(docs.split())

@@ -1,0 +1,84 @@
+"""agent-ls in a real Neovim (Debian's 0.7.2), headless, through ``vim.lsp.start_client``.
+
+Neovim 0.7 declares window.showMessage and window.workDoneProgress but no changeAnnotationSupport, and
+its workspace/applyEdit handler applies edits at once, without a preview. So the whole flow is visible
+here: progress begin/report/end, the permission question, and the server's own ask-before-apply
+question ("Apply 1 file(s) (+1 −1)?") that stands in for the missing preview. Apply edits the unsaved
+buffer on top of the user's change; Discard changes nothing, in the buffer or on disk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require_tool
+from tests.e2e.editors.editor_run import (
+    APPLY_QUESTION,
+    BUGGY,
+    DISCARDED,
+    FIXED,
+    HERE,
+    MARKER,
+    STEPS,
+    check_model_saw_the_editor,
+    run_editor,
+    sample_text,
+)
+from tests.support.model_server import FakeModelServer
+
+
+@pytest.mark.parametrize(
+    ("apply", "permission"), [("Apply", "Allow once"), ("Discard", "Deny")], ids=["Apply", "Discard"]
+)
+def test_neovim_runs_asks_and_applies_only_on_apply(
+    apply: str, permission: str, tmp_path: Path, workspace: Path, model_server: FakeModelServer
+) -> None:
+    nvim = require_tool("nvim")
+    model_server.steps.extend(STEPS)
+    disk_before = sample_text(workspace)
+    run = run_editor(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {HERE / 'agent_ls_e2e.lua'}"],
+        tmp_path=tmp_path,
+        workspace=workspace,
+        model_server=model_server,
+        permission=permission,
+        apply=apply,
+    )
+    result, report = run.result, run.report
+    check_model_saw_the_editor(model_server, run, "allowed" if permission == "Allow once" else "denied")
+
+    # What Neovim 0.7 declares decides what the server does.
+    window = result["capabilities"]["window"]
+    assert window["workDoneProgress"] is True and "showMessage" in window
+    assert "changeAnnotationSupport" not in result["capabilities"]["workspace"]["workspaceEdit"]
+
+    kinds = run.progress_kinds()
+    assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds, report
+    assert set(kinds[1:-1]) == {"report"}, report
+    end = [p for p in result["progress"] if p["kind"] == "end"][-1]
+    assert end["message"] == "done: the model answered"
+
+    permission_question, apply_question = result["questions"]
+    assert permission_question["message"].startswith("agent-ls wants to run bash: make lint"), report
+    assert permission_question["actions"] == ["Allow once", "Allow for this session", "Deny"]
+    assert permission_question["answer"] == permission
+    assert apply_question["message"] == APPLY_QUESTION and apply_question["actions"] == ["Apply", "Discard"]
+
+    # The proposal is gone either way: applied, or discarded by the user's answer.
+    assert result["proposal_after"] == {"result": {"files": []}}, report
+    assert sample_text(workspace) == disk_before  # Neovim edits the buffer; nothing is saved
+    assert result["modified"] is True
+    if apply == "Apply":
+        assert result["apply"] == {"result": {"applied": True}}, report
+        (edit,) = result["apply_edits"]
+        (change,) = edit["edit"]["documentChanges"]
+        assert change["textDocument"]["uri"] == (workspace / "stats.py").as_uri()
+        assert isinstance(change["textDocument"]["version"], int)  # the version the agent read
+        assert "changeAnnotations" not in edit["edit"]
+        assert result["buffer"] == f"{MARKER}\n" + disk_before.replace(BUGGY, FIXED), report
+    else:
+        assert result["apply"] == DISCARDED, report
+        assert result["apply_edits"] == []
+        assert result["buffer"] == f"{MARKER}\n" + disk_before, report
