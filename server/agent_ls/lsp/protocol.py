@@ -114,20 +114,24 @@ class ListSkillsResult(_Wire):
     skills: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class AgentEventNotification(_Wire):
-    session_id: str
-    kind: EventKind
-    text: str | None = None
-    tool_name: str | None = None
-    verdict: Literal["allow", "ask", "deny"] | None = None
-
-
 class UsageSummary(_Wire):
     input_tokens: int
     output_tokens: int
     cached_input_tokens: int
     estimated: bool
     cost_usd: float | None = None
+
+
+class AgentEventNotification(_Wire):
+    session_id: str
+    kind: EventKind
+    text: str | None = None
+    tool_name: str | None = None
+    verdict: Literal["allow", "ask", "deny"] | None = None
+    model: str | None = None
+    """On ``runStarted``: the model string the run resolved (wherever it came from)."""
+    usage: UsageSummary | None = None
+    """On ``usage``: the run's total so far."""
 
 
 class ProposalSummary(_Wire):

@@ -25,9 +25,21 @@ from agent_ls.core.events import (
     UsageReported,
     VerdictGiven,
 )
+from agent_ls.core.messages import Usage
 from agent_ls.core.transcript import line_for
 from agent_ls.lsp import protocol as p
 from agent_ls.lsp.state import AgentLanguageServer
+
+
+def usage_summary(usage: Usage) -> p.UsageSummary:
+    """The wire form of a usage total; ``costUsd`` stays null until prices exist."""
+    return p.UsageSummary(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cached_input_tokens=usage.cached_input_tokens,
+        estimated=usage.estimated,
+        cost_usd=None,
+    )
 
 
 class LspEventRenderer:
@@ -62,8 +74,8 @@ class LspEventRenderer:
     def _notification(self, event: Event) -> p.AgentEventNotification | None:
         sid = self._session_id
         match event:
-            case RunStarted(task=task):
-                return p.AgentEventNotification(session_id=sid, kind="runStarted", text=task)
+            case RunStarted(task=task, model=model):
+                return p.AgentEventNotification(session_id=sid, kind="runStarted", text=task, model=model)
             case TurnStarted(turn=turn):
                 return p.AgentEventNotification(session_id=sid, kind="turnStarted", text=str(turn))
             case MessageDelta(text=text):
@@ -82,7 +94,9 @@ class LspEventRenderer:
                 )
             case UsageReported(total=total):
                 text = f"{total.input_tokens} in, {total.output_tokens} out"
-                return p.AgentEventNotification(session_id=sid, kind="usage", text=text)
+                return p.AgentEventNotification(
+                    session_id=sid, kind="usage", text=text, usage=usage_summary(total)
+                )
             case ProposalChanged(paths=paths):
                 return p.AgentEventNotification(session_id=sid, kind="proposalChanged", text="\n".join(paths))
             case RunEnded():

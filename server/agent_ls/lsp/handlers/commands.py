@@ -33,7 +33,7 @@ from agent_ls.lsp import protocol as p
 from agent_ls.lsp.approver import LspApprover
 from agent_ls.lsp.buffers import EditorBuffers
 from agent_ls.lsp.convert import EditNotSupported, build_workspace_edit
-from agent_ls.lsp.render import LspEventRenderer
+from agent_ls.lsp.render import LspEventRenderer, usage_summary
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
 from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.runtime import Session
@@ -159,19 +159,12 @@ async def _drive(ls: AgentLanguageServer, entry: SessionEntry, params: p.RunPara
 
 
 def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotification:
-    usage = ended.usage
     return p.RunEndedNotification(
         session_id=session.session_id,
         status=ended.status,
         reason=ended.reason,
         answer=ended.answer,
-        usage=p.UsageSummary(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cached_input_tokens=usage.cached_input_tokens,
-            estimated=usage.estimated,
-            cost_usd=None,
-        ),
+        usage=usage_summary(ended.usage),
         proposal=_summary(session.proposal()),
     )
 

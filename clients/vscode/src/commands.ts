@@ -1,0 +1,193 @@
+/**
+ * The palette commands (category "Agent"). Ids are `agentLs.*`: vscode-languageclient registers the
+ * server's own `agent.*` command ids, and registering one of those twice fails activation.
+ *
+ * Each command reads what the editor shows, calls one server command and renders the answer; an
+ * error from the server is shown as it is.
+ */
+
+import * as path from 'node:path';
+
+import * as vscode from 'vscode';
+
+import {
+  CMD_LIST_SKILLS,
+  CMD_RUN,
+  CMD_RUN_SKILL,
+  type ListSkillsResult,
+  type RunParams,
+  type RunResult,
+  type RunSkillParams,
+} from './protocol';
+import type { ProposalActions } from './proposals';
+import { type EditorFocus, runParams, skillParams } from './runArgs';
+import type { RunTracker } from './runs';
+import type { CommandId } from './commandIds';
+import { API_KEY_SECRET, type AgentServer } from './server';
+import { NO_SKILLS, skillPickItems } from './skills';
+
+export interface CommandDeps {
+  server: AgentServer;
+  runs: RunTracker;
+  proposals: ProposalActions;
+  secrets: vscode.SecretStorage;
+  log: vscode.LogOutputChannel;
+}
+
+/** The code-review skill that "Agent: Review Current File" runs. */
+const REVIEW_SKILL = 'code-review';
+
+function editorFocus(editor: vscode.TextEditor | undefined): EditorFocus | undefined {
+  if (!editor) {
+    return undefined;
+  }
+  const { start, end } = editor.selection;
+  return {
+    uri: editor.document.uri.toString(),
+    scheme: editor.document.uri.scheme,
+    selection: {
+      start: { line: start.line, character: start.character },
+      end: { line: end.line, character: end.character },
+    },
+  };
+}
+
+function focusDescription(editor: vscode.TextEditor | undefined): string {
+  if (!editor || editor.document.uri.scheme !== 'file') {
+    return 'No file in focus: the agent starts from the workspace.';
+  }
+  const file = vscode.workspace.asRelativePath(editor.document.uri);
+  const { selection } = editor;
+  if (selection.isEmpty) {
+    return `Context: ${file}`;
+  }
+  const last = selection.end.character === 0 && selection.end.line > selection.start.line ? selection.end.line : selection.end.line + 1;
+  return `Context: ${file}, lines ${selection.start.line + 1}–${last} selected`;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Runs a command body; an error (from the server or VS Code) becomes a plain error message. */
+function guarded(body: () => Promise<void>): () => Promise<void> {
+  return async () => {
+    try {
+      await body();
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Agent: ${errorText(error)}`);
+    }
+  };
+}
+
+export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
+  const { server, runs, proposals, secrets, log } = deps;
+
+  async function startRun(command: string, params: RunParams | RunSkillParams, label: string): Promise<void> {
+    const result = await server.execute<RunResult>(command, params);
+    if (result) {
+      runs.start(result, label);
+    }
+  }
+
+  async function withProposal(action: (sessionId: string) => Promise<void>): Promise<void> {
+    const sessionId = runs.proposalTarget();
+    if (!sessionId) {
+      void vscode.window.showInformationMessage('Agent: there are no proposed changes yet. Run a task first.');
+      return;
+    }
+    await action(sessionId);
+  }
+
+  const commands: Record<CommandId, () => Promise<void>> = {
+    'agentLs.runTask': async () => {
+      const editor = vscode.window.activeTextEditor;
+      const task = await vscode.window.showInputBox({
+        title: 'Agent: Run Task',
+        prompt: focusDescription(editor),
+        placeHolder: 'What should the agent do? e.g. Fix the failing test in this file',
+        ignoreFocusOut: true,
+      });
+      const params = runParams(task, editorFocus(editor));
+      if (params) {
+        await startRun(CMD_RUN, params, params.task);
+      }
+    },
+    'agentLs.runSkill': async () => {
+      const editor = vscode.window.activeTextEditor;
+      const listed = await server.execute<ListSkillsResult>(CMD_LIST_SKILLS, {});
+      if (!listed) {
+        return;
+      }
+      const items = skillPickItems(listed.skills);
+      if (items.length === 0) {
+        void vscode.window.showInformationMessage(`Agent: ${NO_SKILLS}`);
+        return;
+      }
+      const picked = await vscode.window.showQuickPick(items, {
+        title: 'Agent: Run Skill on Current File',
+        placeHolder: 'Choose a skill',
+      });
+      if (!picked) {
+        return;
+      }
+      const args = await vscode.window.showInputBox({
+        title: `Agent: ${picked.label}`,
+        prompt: 'Arguments for the skill (optional). Press Enter to run it.',
+        ignoreFocusOut: true,
+      });
+      if (args === undefined) {
+        return;
+      }
+      await startRun(CMD_RUN_SKILL, skillParams(picked.skill, editorFocus(editor), args), picked.label);
+    },
+    'agentLs.reviewFile': async () => {
+      const editor = vscode.window.activeTextEditor;
+      const focus = editorFocus(editor);
+      if (!editor || focus?.scheme !== 'file') {
+        void vscode.window.showInformationMessage('Agent: open a file to review first.');
+        return;
+      }
+      await startRun(CMD_RUN_SKILL, skillParams(REVIEW_SKILL, focus), `Review ${path.basename(editor.document.uri.fsPath)}`);
+    },
+    'agentLs.cancel': () => runs.cancelCurrent(),
+    'agentLs.showProposal': () => withProposal((sessionId) => proposals.show(sessionId)),
+    'agentLs.applyProposal': () => withProposal((sessionId) => proposals.apply(sessionId)),
+    'agentLs.discardProposal': () => withProposal((sessionId) => proposals.discard(sessionId)),
+    'agentLs.showTranscript': () => {
+      log.show(true);
+      return Promise.resolve();
+    },
+    'agentLs.setApiKey': async () => {
+      const key = await vscode.window.showInputBox({
+        title: 'Agent: Set API Key',
+        prompt:
+          "Kept in VS Code's secret storage and given only to the server, as AGENT_LS_API_KEY. " +
+          'Leave empty to remove the stored key.',
+        placeHolder: 'API key',
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (key === undefined) {
+        return;
+      }
+      // SecretStorage.onDidChange restarts the server (extension.ts), in this window and others.
+      if (key.trim()) {
+        await secrets.store(API_KEY_SECRET, key.trim());
+        void vscode.window.showInformationMessage('Agent: API key saved. The server restarts to use it.');
+      } else {
+        await secrets.delete(API_KEY_SECRET);
+        void vscode.window.showInformationMessage('Agent: API key removed. The server restarts without it.');
+      }
+    },
+    'agentLs.restartServer': async () => {
+      if (await server.restart()) {
+        vscode.window.setStatusBarMessage('Agent: server restarted', 3000);
+      }
+    },
+  };
+
+  for (const [id, body] of Object.entries(commands)) {
+    context.subscriptions.push(vscode.commands.registerCommand(id, guarded(body)));
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Entry point: wires the server, the run display, the proposal documents and the commands.
+ *
+ * Activation (any Agent command) starts the server. Settings that pick the process
+ * (`agentLs.pythonPath`, the stored API key, the Python extension's interpreter) restart it,
+ * debounced, and so does clearing a setting (the server cannot be told "unset"); other changes reach
+ * the running server through `workspace/didChangeConfiguration`, so a run in progress and its
+ * proposal survive them.
+ */
+
+import * as vscode from 'vscode';
+
+import { registerCommands } from './commands';
+import { Debouncer } from './debounce';
+import { PROPOSAL_SCHEME } from './proposalUri';
+import { ProposalActions, ProposalDocuments } from './proposals';
+import { onInterpreterChanged } from './python';
+import { ANSWER_SCHEME, AnswerDocuments, RunTracker } from './runs';
+import { AgentServer, API_KEY_SECRET } from './server';
+import { RESTART_SETTINGS, SECTION } from './settings';
+
+const RESTART_DELAY_MS = 1000;
+
+let server: AgentServer | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const log = vscode.window.createOutputChannel('agent-ls', { log: true });
+  const agentServer = new AgentServer(context.secrets, log);
+  server = agentServer;
+  const documents = new ProposalDocuments(agentServer);
+  const answers = new AnswerDocuments();
+  const runs: RunTracker = new RunTracker(
+    agentServer,
+    () => proposals,
+    answers,
+    (sessionId) => documents.invalidate(sessionId),
+    log,
+  );
+  const proposals = new ProposalActions(agentServer, documents, (sessionId) => runs.proposalSettled(sessionId));
+
+  const restart = new Debouncer(() => {
+    if (agentServer.currentState !== 'stopped') {
+      log.info('Restarting the server for the new settings.');
+      void agentServer.restart();
+    }
+  }, RESTART_DELAY_MS);
+
+  context.subscriptions.push(
+    log,
+    agentServer,
+    documents,
+    runs,
+    { dispose: () => restart.dispose() },
+    vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, documents),
+    vscode.workspace.registerTextDocumentContentProvider(ANSWER_SCHEME, answers),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (!event.affectsConfiguration(SECTION)) {
+        return;
+      }
+      runs.refreshModel();
+      if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key)) || !agentServer.notifySettings()) {
+        restart.trigger();
+      }
+    }),
+    context.secrets.onDidChange((event) => {
+      if (event.key === API_KEY_SECRET) {
+        restart.trigger();
+      }
+    }),
+  );
+  registerCommands(context, { server: agentServer, runs, proposals, secrets: context.secrets, log });
+
+  void onInterpreterChanged(() => {
+    if (!vscode.workspace.getConfiguration(SECTION).get<string>('pythonPath')?.trim()) {
+      restart.trigger();
+    }
+  }).then((disposable) => disposable && context.subscriptions.push(disposable));
+
+  void agentServer.ensureStarted();
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}

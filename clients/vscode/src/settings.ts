@@ -1,0 +1,56 @@
+/**
+ * The `agentLs` settings the server reads, as sent in `initializationOptions` and
+ * `workspace/didChangeConfiguration` (both as `{agentLs: {...}}`; docs/configuration.md).
+ *
+ * `agentLs.pythonPath` is the client's own (it picks the process) and is not sent. Unset or empty
+ * values are left out. The server merges what it receives over what it has, and an unset or empty
+ * value never overrides, so a setting the user clears cannot reach a running server: that change
+ * restarts it instead (`clearsValue`).
+ *
+ * Pure: no `vscode` import.
+ */
+
+export const SECTION = 'agentLs';
+
+/** Forwarded as they are; the server validates them and logs a warning for an invalid value. */
+export const SERVER_SETTING_KEYS = ['model', 'baseUrl', 'maxTurns', 'permissions', 'trace'] as const;
+
+export type ServerSettings = Partial<Record<(typeof SERVER_SETTING_KEYS)[number], unknown>>;
+
+/**
+ * The settings payload for the server.
+ *
+ * @param get reads one key of the `agentLs` section (VS Code's `WorkspaceConfiguration.get`).
+ * @returns `{agentLs: {...}}` with only the keys that have a value.
+ */
+export function serverSettings(get: (key: string) => unknown): { agentLs: ServerSettings } {
+  const settings: ServerSettings = {};
+  for (const key of SERVER_SETTING_KEYS) {
+    const value = get(key);
+    if (value !== undefined && value !== null && value !== '') {
+      settings[key] = value;
+    }
+  }
+  return { agentLs: settings };
+}
+
+/** Changes to these settings restart the server; the others reach it live. */
+export const RESTART_SETTINGS: readonly string[] = [`${SECTION}.pythonPath`];
+
+/**
+ * Whether going from `previous` to `next` removes a value (at any depth), which
+ * `workspace/didChangeConfiguration` cannot express to this server.
+ */
+export function clearsValue(previous: unknown, next: unknown): boolean {
+  if (!isObject(previous)) {
+    return false;
+  }
+  if (!isObject(next)) {
+    return Object.keys(previous).length > 0;
+  }
+  return Object.entries(previous).some(([key, value]) => !(key in next) || clearsValue(value, next[key]));
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

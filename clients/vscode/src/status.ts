@@ -1,0 +1,77 @@
+/**
+ * The status bar item's text and tooltip: the model, and the tokens (and cost, once the server has
+ * prices) of the current or last run.
+ *
+ * Pure: no `vscode` import. `$(name)` are VS Code codicons.
+ */
+
+import type { RunStatus, UsageSummary } from './protocol';
+
+export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
+
+export interface StatusState {
+  /** `agentLs.model`; empty when the server takes it from its environment. */
+  model: string | undefined;
+  server: ServerState;
+  /** The run in progress; `usageText` is the server's latest `agent/event` usage text. */
+  running?: { task: string; usageText?: string };
+  last?: { status: RunStatus; usage: UsageSummary };
+}
+
+export interface StatusView {
+  text: string;
+  tooltip: string;
+}
+
+/** 950, 12.3k, 1.2M. */
+export function formatTokens(count: number): string {
+  if (count < 1000) {
+    return String(count);
+  }
+  if (count < 1_000_000) {
+    return `${(count / 1000).toFixed(1).replace(/\.0$/, '')}k`;
+  }
+  return `${(count / 1_000_000).toFixed(1).replace(/\.0$/, '')}M`;
+}
+
+/** $0.0042 under a cent, $1.23 above. */
+export function formatCost(usd: number): string {
+  return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+export function usageLine(usage: UsageSummary): string {
+  const approx = usage.estimated ? '~' : '';
+  const total = `${approx}${formatTokens(usage.inputTokens + usage.outputTokens)} tokens`;
+  return usage.costUsd === null ? total : `${total} · ${formatCost(usage.costUsd)}`;
+}
+
+function usageDetail(usage: UsageSummary): string {
+  const approx = usage.estimated ? ' (estimated)' : '';
+  const cached = usage.cachedInputTokens ? `, ${usage.cachedInputTokens} of them cached` : '';
+  const cost = usage.costUsd === null ? '' : `; cost ${formatCost(usage.costUsd)}`;
+  return `${usage.inputTokens} input tokens${cached}, ${usage.outputTokens} output tokens${approx}${cost}`;
+}
+
+export function statusView(state: StatusState): StatusView {
+  const model = state.model?.trim();
+  const label = model || 'Agent';
+  const modelLine = model ? `Model: ${model}` : 'Model: agentLs.model is empty; the server uses AGENT_LS_MODEL';
+  if (state.server === 'failed') {
+    return { text: '$(error) Agent', tooltip: 'The agent server is not running. Click to show the log.' };
+  }
+  if (state.running) {
+    const usage = state.running.usageText ?? (state.server === 'starting' ? 'starting the server' : 'working');
+    return {
+      text: `$(loading~spin) ${label} · ${usage}`,
+      tooltip: `${modelLine}\nRunning: ${state.running.task}\nClick to show the transcript.`,
+    };
+  }
+  if (state.last) {
+    return {
+      text: `$(hubot) ${label} · ${usageLine(state.last.usage)}`,
+      tooltip: `${modelLine}\nLast run ${state.last.status}: ${usageDetail(state.last.usage)}\nClick to show the transcript.`,
+    };
+  }
+  const server = state.server === 'running' ? '' : `\nServer: ${state.server}`;
+  return { text: `$(hubot) ${label}`, tooltip: `${modelLine}${server}\nClick to show the transcript.` };
+}

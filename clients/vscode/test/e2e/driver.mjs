@@ -1,0 +1,328 @@
+// Drives the agent-ls extension inside code-server with playwright-core and Debian's Chromium.
+// Started by ../e2e.sh, which sets:
+//   E2E_URL        code-server's URL (auth none), with the sample workspace as its folder
+//   E2E_WORKSPACE  the sample workspace on disk (a copy of server/agent_ls/demo/sample)
+//   E2E_REQUESTS   the JSON file where model_server.py records the model requests
+//   E2E_SHOTS      the screenshot folder (its *.png are replaced)
+// The scenario and the screenshots are described in docs/vscode-e2e.md. Exits 1 on the first failure,
+// after a failure screenshot.
+import { chromium } from 'playwright-core';
+import { readFileSync, mkdirSync, readdirSync, rmSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const URL = need('E2E_URL');
+const WORKSPACE = need('E2E_WORKSPACE');
+const REQUESTS = need('E2E_REQUESTS');
+const SHOTS = need('E2E_SHOTS');
+const HEADED = process.env.AGENT_LS_E2E_HEADED === '1';
+const STEP_TIMEOUT = 30_000;
+
+// Must match model_server.py.
+const UNSAVED_LINE = '# e2e: an unsaved note typed in the editor';
+const TASK = 'Fix the mean() function in stats.py';
+const ASKED_COMMAND = 'wc -l stats.py';
+const PERMISSION_ANSWER = process.env.AGENT_LS_E2E_ANSWER || 'Allow once'; // or 'Deny'
+const BUGGY = '    return sum(values) / (len(values) - 1)';
+const FIXED = '    return sum(values) / len(values)';
+
+if (!['Allow once', 'Allow for this session', 'Deny'].includes(PERMISSION_ANSWER)) {
+  console.error(`driver: AGENT_LS_E2E_ANSWER must be "Allow once", "Allow for this session" or "Deny"`);
+  process.exit(2);
+}
+
+const original = readFileSync(join(WORKSPACE, 'stats.py'), 'utf8');
+if (!original.includes(BUGGY)) fail(`the sample's stats.py no longer contains ${JSON.stringify(BUGGY)}`);
+const EXPECTED = `${UNSAVED_LINE}\n${original.replace(BUGGY, FIXED)}`;
+
+function need(name) {
+  const value = process.env[name];
+  if (!value) { console.error(`driver: ${name} is not set (run ../e2e.sh)`); process.exit(2); }
+  return value;
+}
+
+const t0 = Date.now();
+let lastMark = t0;
+function mark(what) {
+  const now = Date.now();
+  console.error(`[driver +${((now - t0) / 1000).toFixed(1)}s] ${what} (${((now - lastMark) / 1000).toFixed(1)} s)`);
+  lastMark = now;
+}
+
+let page;
+let browser;
+let currentStep = 'start';
+const consoleErrors = [];
+let shotNumber = 0;
+const shots = [];
+
+async function shot(name) {
+  await page.mouse.move(1000, 440); // no hover tooltip from the last click
+  await page.waitForTimeout(400); // let toasts and panels finish their slide-in animation
+  shotNumber += 1;
+  const file = `${String(shotNumber).padStart(2, '0')}-${name}.png`;
+  await page.screenshot({ path: join(SHOTS, file) });
+  shots.push(file);
+}
+
+class StepError extends Error {}
+function fail(message) { throw new StepError(message); }
+
+async function check(condition, message) { if (!condition) fail(message); }
+
+// ---------------------------------------------------------------- VS Code helpers
+const toasts = () => page.locator('.notifications-toasts .notification-toast');
+const toastWith = (text) => toasts().filter({ hasText: text });
+
+async function runCommand(label, { screenshot } = {}) {
+  // F1 opens the command palette with ">" already typed.
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await input.fill(`>${label}`);
+  const row = page.locator('.quick-input-widget .monaco-list-row').filter({ hasText: label }).first();
+  await row.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  if (screenshot) await shot(screenshot);
+  await row.click();
+}
+
+async function editorLines(editor) {
+  // Lines in the DOM are rendered out of order and use U+00A0 for spaces; sort by their offset.
+  return editor.locator('.view-lines .view-line').evaluateAll((nodes) =>
+    nodes
+      .map((n) => [parseFloat(n.style.top) || 0, n.textContent.replace(/\u00a0/g, ' ')])
+      .sort((a, b) => a[0] - b[0])
+      .map((x) => x[1]));
+}
+
+function readRequests() {
+  return existsSync(REQUESTS) ? JSON.parse(readFileSync(REQUESTS, 'utf8')) : [];
+}
+
+async function waitUntil(what, predicate, timeout = STEP_TIMEOUT) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value;
+    if (Date.now() > deadline) fail(`timed out after ${timeout / 1000} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// The tool results a request added: the tool messages after its last assistant message.
+const toolMessages = (request) => {
+  const messages = request.messages || [];
+  const lastAssistant = messages.map((m) => m.role).lastIndexOf('assistant');
+  return messages.slice(lastAssistant + 1).filter((m) => m.role === 'tool');
+};
+const text = (content) => (typeof content === 'string' ? content : JSON.stringify(content));
+
+// ---------------------------------------------------------------- the scenario
+async function scenario() {
+  // 1. Open the sample workspace and make an unsaved change in stats.py.
+  currentStep = '1. open the workspace and type an unsaved change';
+  await page.goto(`${URL}?folder=${encodeURIComponent(WORKSPACE)}`);
+  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
+  // The explorer lists the workspace once the file service is up.
+  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'stats.py' })
+    .first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  mark('workbench loaded');
+
+  await page.keyboard.press('Control+P');
+  const quickOpen = page.locator('.quick-input-widget .quick-input-box input');
+  await quickOpen.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await quickOpen.fill('stats.py');
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'stats.py' }).first()
+    .waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await page.keyboard.press('Enter');
+  const tab = page.locator('.tabs-container .tab')
+    .filter({ has: page.locator('.label-name', { hasText: /^stats\.py$/ }) });
+  await tab.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  const editor = page.locator('.editor-instance .monaco-editor').first();
+  await editor.locator('.view-lines .view-line').first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.type(UNSAVED_LINE);
+  await page.keyboard.press('Enter');
+  await waitUntil('the unsaved change in the editor', async () =>
+    (await editorLines(editor))[0] === UNSAVED_LINE);
+  await waitUntil('the dirty marker on the stats.py tab', async () =>
+    (await tab.getAttribute('class')).includes('dirty'));
+  await shot('unsaved-change');
+  mark('unsaved change typed');
+
+  // 2. Agent: Run Task… from the command palette, then type the task.
+  currentStep = '2. Agent: Run Task… from the palette';
+  await runCommand('Agent: Run Task', { screenshot: 'palette-run-task' });
+  const taskBox = page.locator('.quick-input-widget .quick-input-box input');
+  await waitUntil('the task input box', async () =>
+    (await taskBox.isVisible()) && (await taskBox.inputValue()) === '');
+  await taskBox.fill(TASK);
+  await shot('task-input');
+  await page.keyboard.press('Enter');
+  mark('task submitted');
+
+  // 3. The run's progress notification (the first model reply is held 2 s by the script).
+  currentStep = '3. the progress notification';
+  const progress = toasts().filter({ has: page.locator('.monaco-button', { hasText: 'Cancel' }) }).first();
+  await progress.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await shot('progress');
+  mark('progress notification shown');
+
+  // 4. The permission question for the command the policy has no rule for. VS Code shows a
+  //    showMessageRequest as a modal dialog or as a toast, depending on how the extension renders it.
+  currentStep = '4. the permission question';
+  const asked = `wants to run bash: ${ASKED_COMMAND}`;
+  const question = page.locator('.monaco-dialog-box').filter({ hasText: asked })
+    .or(toastWith(asked)).first();
+  await question.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  const asModal = await question.evaluate((n) => n.classList.contains('monaco-dialog-box'));
+  for (const answer of ['Allow once', 'Allow for this session', 'Deny']) {
+    await check(await question.locator('.monaco-button', { hasText: answer }).count() === 1,
+      `the permission ${asModal ? 'dialog' : 'toast'} has no "${answer}" button`);
+  }
+  await shot('permission-question');
+  await question.locator('.monaco-button', { hasText: PERMISSION_ANSWER }).click();
+  await question.waitFor({ state: 'hidden', timeout: STEP_TIMEOUT });
+  mark(`permission answered in a ${asModal ? 'modal dialog' : 'toast'}: ${PERMISSION_ANSWER}`);
+
+  // 5. The run ends with a proposal: the model's 4 requests are in, and the end notification offers a review.
+  currentStep = '5. the end of the run and the model requests';
+  await waitUntil('the 4th model request', () => readRequests().length >= 4);
+  const ended = toasts().filter({ has: page.locator('.monaco-button', { hasText: 'Review Changes' }) }).first();
+  await ended.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await shot('run-ended');
+  // Close it (answering nothing), so it does not cover the diff; the palette commands act on the proposal.
+  await ended.hover();
+  await ended.locator('.codicon-notifications-clear').click();
+  await ended.waitFor({ state: 'hidden', timeout: STEP_TIMEOUT });
+  mark('run ended with a proposal');
+
+  // What the model was sent: the task, the unsaved buffer (through read_file) and the allowed command's output.
+  const requests = readRequests();
+  await check(requests.length === 4, `the model got ${requests.length} requests, expected 4`);
+  const firstUser = requests[0].messages.filter((m) => m.role === 'user').map((m) => text(m.content)).join('\n');
+  await check(firstUser.includes(TASK), `the first request does not contain the task: ${firstUser.slice(0, 400)}`);
+  const readResult = toolMessages(requests[1]).map((m) => text(m.content)).join('\n');
+  await check(readResult.includes(UNSAVED_LINE),
+    `read_file's result does not contain the unsaved line: ${readResult.slice(0, 400)}`);
+  await check(readResult.includes(BUGGY.trim()), `read_file's result does not contain stats.py: ${readResult.slice(0, 400)}`);
+  const bashResult = toolMessages(requests[2]).map((m) => text(m.content)).join('\n');
+  if (PERMISSION_ANSWER === 'Deny') {
+    await check(bashResult.startsWith(`denied by user: ${ASKED_COMMAND} was not run`),
+      `the denied command's result is not the refusal: ${JSON.stringify(bashResult.slice(0, 400))}`);
+  } else {
+    // Allowed: the model reads the command's output, run in the shadow copy, which holds the unsaved buffer.
+    await check(/^exit code 0\n\s*\d+ stats\.py/.test(bashResult),
+      `the allowed command's result is not its output: ${JSON.stringify(bashResult.slice(0, 400))}`);
+    const counted = Number(/(\d+) stats\.py/.exec(bashResult)[1]);
+    const diskLines = original.split('\n').length - 1;
+    await check(counted === diskLines + 1,
+      `"${ASKED_COMMAND}" counted ${counted} lines; the shadow copy should hold the unsaved buffer (${diskLines + 1})`);
+  }
+  const editResult = toolMessages(requests[3]).map((m) => text(m.content)).join('\n');
+  console.error(`[driver] model saw: read_file with the unsaved line; "${ASKED_COMMAND}" → ` +
+    `${JSON.stringify(bashResult.slice(0, 60))}; edit_file → ${JSON.stringify(editResult.slice(0, 80))}`);
+
+  // 6. Agent: Show Proposed Changes opens a diff editor: the unsaved buffer on the left, the fix on the right.
+  currentStep = '6. Agent: Show Proposed Changes';
+  await runCommand('Agent: Show Proposed Changes');
+  const diff = page.locator('.monaco-diff-editor').first();
+  await diff.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  const originalSide = diff.locator('.editor.original .monaco-editor').first();
+  const modifiedSide = diff.locator('.editor.modified .monaco-editor').first();
+  await waitUntil('the diff editor content', async () => {
+    const left = await editorLines(originalSide);
+    const right = await editorLines(modifiedSide);
+    return left.includes(BUGGY) && right.includes(FIXED);
+  });
+  const left = await editorLines(originalSide);
+  await check(left[0] === UNSAVED_LINE, `the diff's original side does not start with the unsaved line: ${left[0]}`);
+  await shot('proposed-diff');
+  mark('diff editor shown');
+
+  // 7. Agent: Apply Proposed Changes: the edit needs confirmation, so the Refactor Preview opens with it unticked.
+  currentStep = '7. Agent: Apply Proposed Changes and the Refactor Preview';
+  await runCommand('Agent: Apply Proposed Changes');
+  const preview = page.locator('.bulk-edit-panel');
+  await preview.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  const boxes = preview.locator('.edit-checkbox');
+  await boxes.first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await check(!(await boxes.last().isChecked()),
+    'the Refactor Preview opened with the edit ticked; the server marks it needsConfirmation');
+  await shot('refactor-preview-unticked');
+  // Tick every unticked checkbox (ticking a file ticks its edits, so re-read after each click).
+  const untickedIndex = async () => {
+    const count = await boxes.count();
+    for (let i = 0; i < count; i += 1) if (!(await boxes.nth(i).isChecked())) return i;
+    return -1;
+  };
+  for (let round = 0, i = await untickedIndex(); i >= 0; i = await untickedIndex()) {
+    if (++round > 10) fail('the Refactor Preview checkboxes do not stay ticked');
+    await boxes.nth(i).click();
+    await page.waitForTimeout(100);
+  }
+  console.error(`[driver] Refactor Preview: ${await boxes.count()} checkboxes, all ticked`);
+  await shot('refactor-preview-ticked');
+  await preview.locator('.monaco-button', { hasText: 'Apply' }).first().click();
+  await preview.waitFor({ state: 'hidden', timeout: STEP_TIMEOUT });
+  mark('Refactor Preview applied');
+
+  // 8. The editor holds the unsaved change plus the fix.
+  currentStep = '8. the editor text';
+  // Back to the stats.py tab (quick open would offer the proposal's diff first, as recently opened).
+  await tab.click();
+  await waitUntil('the stats.py tab to be active', async () =>
+    (await tab.getAttribute('class')).includes('active'));
+  const active = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
+  await waitUntil('the fix in the stats.py editor', async () => (await editorLines(active)).includes(FIXED));
+  const lines = await editorLines(active);
+  // The editor shows one line per \n plus the last one, so joining the lines gives the buffer text.
+  await check(lines.join('\n') === EXPECTED,
+    `the editor text is not the expected result:\n--- got\n${lines.join('\n')}\n--- expected\n${EXPECTED}`);
+  await check(readFileSync(join(WORKSPACE, 'stats.py'), 'utf8') === original,
+    'stats.py on disk changed before saving (the edit should go to the unsaved buffer)');
+  await shot('applied');
+  // Save, and compare the file byte for byte.
+  await page.keyboard.press('Control+S');
+  await waitUntil('stats.py saved', () => readFileSync(join(WORKSPACE, 'stats.py'), 'utf8') !== original);
+  const saved = readFileSync(join(WORKSPACE, 'stats.py'), 'utf8');
+  await check(saved === EXPECTED,
+    `the saved stats.py is not the expected result:\n--- got\n${saved}\n--- expected\n${EXPECTED}`);
+  mark('editor text checked and saved');
+}
+
+// ---------------------------------------------------------------- main
+async function main() {
+  mkdirSync(SHOTS, { recursive: true });
+  for (const f of readdirSync(SHOTS)) if (f.endsWith('.png')) rmSync(join(SHOTS, f));
+  browser = await chromium.launch({
+    executablePath: process.env.E2E_CHROMIUM || '/usr/bin/chromium',
+    headless: !HEADED,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 760 } });
+  page = await context.newPage();
+  page.setDefaultTimeout(STEP_TIMEOUT);
+  page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(msg.text()); });
+  page.on('pageerror', (err) => consoleErrors.push(String(err)));
+  mark('browser started');
+  try {
+    await scenario();
+  } catch (err) {
+    console.error(`driver: FAILED in step ${currentStep}: ${err instanceof StepError ? err.message : err.stack || err}`);
+    try {
+      await page.screenshot({ path: join(SHOTS, 'failure.png') });
+      const notes = await toasts().allInnerTexts();
+      console.error(`driver: notifications on screen: ${JSON.stringify(notes)}`);
+      console.error(`driver: failure screenshot: ${join(SHOTS, 'failure.png')}`);
+    } catch (e) { console.error(`driver: no failure screenshot: ${e}`); }
+    if (consoleErrors.length) console.error(`driver: browser console errors:\n  ${consoleErrors.slice(-15).join('\n  ')}`);
+    await browser.close().catch(() => {});
+    process.exit(1);
+  }
+  await browser.close();
+  console.error(`driver: PASSED in ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshots: ${shots.join(', ')}`);
+}
+
+await main();

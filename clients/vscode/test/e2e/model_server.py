@@ -1,0 +1,88 @@
+"""The scripted model for the VS Code end-to-end test (clients/vscode/test/e2e.sh).
+
+Serves ``STEPS`` with ``tests/support/model_server.FakeModelServer`` (an OpenAI-compatible HTTP server on
+127.0.0.1), writes its port to ``--port-file`` once it listens, and rewrites ``--requests`` (a JSON list of
+the request bodies) after every request, so the driver can check what the model was sent.
+
+Run with the Python that has agent_ls installed: ``python model_server.py --port-file P --requests R``.
+It serves until SIGTERM or SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[4]
+sys.path.insert(0, str(REPO))
+
+from tests.support.model_server import FakeModelServer  # noqa: E402
+
+# The command the policy has no rule for, so it asks the user (window/showMessageRequest).
+ASKED_COMMAND = "wc -l stats.py"
+
+STEPS: list[dict[str, object]] = [
+    # The delay keeps the run's progress notification on screen long enough for its screenshot.
+    {
+        "content": "Let me read stats.py.",
+        "tool_calls": [{"name": "read_file", "arguments": {"path": "stats.py"}}],
+        "delay_s": 2.0,
+    },
+    {"tool_calls": [{"name": "bash", "arguments": {"command": ASKED_COMMAND}}]},
+    {
+        "content": "mean() divides by len(values) - 1; it should divide by len(values).",
+        "tool_calls": [
+            {
+                "name": "edit_file",
+                "arguments": {
+                    "path": "stats.py",
+                    "old_string": "    return sum(values) / (len(values) - 1)",
+                    "new_string": "    return sum(values) / len(values)",
+                },
+            }
+        ],
+    },
+    {"content": "Fixed mean() in stats.py: it divided by len(values) - 1. Review the diff and apply it."},
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port-file", type=Path, required=True)
+    parser.add_argument("--requests", type=Path, required=True)
+    args = parser.parse_args()
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+
+    def dump(requests: list[object]) -> None:
+        tmp = args.requests.with_suffix(".tmp")
+        tmp.write_text(json.dumps(requests, indent=1))
+        os.replace(tmp, args.requests)
+
+    with FakeModelServer(STEPS) as server:
+        dump([])
+        port = server.base_url.split(":")[-1].split("/")[0]
+        tmp = args.port_file.with_suffix(".tmp")
+        tmp.write_text(port)
+        os.replace(tmp, args.port_file)
+        print(f"scripted model server on {server.base_url}, {len(STEPS)} steps", flush=True)
+        seen = 0
+        while not stop.is_set():
+            server.wait_for_requests(seen + 1, timeout_s=0.2)
+            if len(server.requests) != seen:
+                seen = len(server.requests)
+                dump(list(server.requests))
+                print(f"request {seen} ({len(server.requests[-1].get('messages', []))} messages)", flush=True)
+        dump(list(server.requests))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

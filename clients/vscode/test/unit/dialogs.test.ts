@@ -1,0 +1,53 @@
+// Small renderers: the skills pick, the modal permission text, the debounce.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { Debouncer, type Timers } from '../../src/debounce';
+import { modalText } from '../../src/messageRequest';
+import { NO_SKILLS, skillPickItems } from '../../src/skills';
+
+test('skills: name and description when they are strings; nameless entries skipped', () => {
+  assert.deepEqual(
+    skillPickItems([{ name: 'code-review', description: 'Review a file' }, { name: 'explain', description: 3 }, { title: 'x' }]),
+    [
+      { label: 'code-review', skill: 'code-review', description: 'Review a file' },
+      { label: 'explain', skill: 'explain' },
+    ],
+  );
+  assert.deepEqual(skillPickItems([]), []);
+  assert.match(NO_SKILLS, /^No skills are installed yet/);
+});
+
+test('a permission question: first line as the message, the rest as the detail', () => {
+  assert.deepEqual(modalText('agent-ls wants to run bash: rm -rf build\n(no rule matched)'), {
+    message: 'agent-ls wants to run bash: rm -rf build',
+    detail: '(no rule matched)',
+  });
+  assert.deepEqual(modalText('Apply 2 file(s) (+3 −1)?'), { message: 'Apply 2 file(s) (+3 −1)?' });
+});
+
+test('debounce: many triggers, one action after the last', () => {
+  const pending = new Map<number, () => void>();
+  let next = 0;
+  const timers: Timers = {
+    set: (callback) => {
+      pending.set(++next, callback);
+      return next;
+    },
+    clear: (handle) => pending.delete(handle as number),
+  };
+  let runs = 0;
+  const debouncer = new Debouncer(() => runs++, 1000, timers);
+  debouncer.trigger();
+  debouncer.trigger();
+  debouncer.trigger();
+  assert.equal(pending.size, 1);
+  const [[handle, callback]] = [...pending.entries()] as [[number, () => void]];
+  pending.delete(handle);
+  callback();
+  assert.equal(runs, 1);
+  debouncer.trigger();
+  debouncer.dispose();
+  assert.equal(pending.size, 0, 'dispose clears a pending trigger');
+  assert.equal(runs, 1);
+});

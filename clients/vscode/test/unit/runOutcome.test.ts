@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import type { RunEndedNotification } from '../../src/protocol';
+import { runEndedView } from '../../src/runOutcome';
+
+const ended = (over: Partial<RunEndedNotification>): RunEndedNotification => ({
+  sessionId: 's1',
+  status: 'done',
+  reason: 'the model answered',
+  answer: '',
+  usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, estimated: false, costUsd: null },
+  proposal: { files: [], added: 0, removed: 0 },
+  ...over,
+});
+
+const proposal = { files: ['app.py', 'tests/test_app.py'], added: 5, removed: 3 };
+
+test('done with a proposal offers review, apply and discard', () => {
+  assert.deepEqual(runEndedView(ended({ proposal, answer: 'Fixed the off-by-one.' })), {
+    severity: 'info',
+    message: 'Agent done. Proposed: 2 files changed (+5 −3). Fixed the off-by-one.',
+    actions: ['Review Changes', 'Apply', 'Discard'],
+  });
+});
+
+test('a long answer gets a Show Answer button', () => {
+  const answer = 'Review:\n' + '- point\n'.repeat(40);
+  const view = runEndedView(ended({ answer }))!;
+  assert.deepEqual(view.actions, ['Show Answer']);
+  assert.ok(view.message.length < 230);
+});
+
+test('an error is an error message with the reason, plainly', () => {
+  assert.deepEqual(runEndedView(ended({ status: 'error', reason: 'no model: set agentLs.model' })), {
+    severity: 'error',
+    message: 'Agent run failed: no model: set agentLs.model',
+    actions: ['Show Transcript'],
+  });
+});
+
+test('stopped is a warning; a cancelled run with no changes says nothing', () => {
+  assert.deepEqual(runEndedView(ended({ status: 'stopped', reason: 'clean stop: maximum of 15 turns exceeded', proposal: { files: ['a.py'], added: 1, removed: 0 } })), {
+    severity: 'warning',
+    message: 'Agent stopped: clean stop: maximum of 15 turns exceeded. Proposed: 1 file changed (+1 −0).',
+    actions: ['Review Changes', 'Apply', 'Discard'],
+  });
+  assert.equal(runEndedView(ended({ status: 'cancelled', reason: 'cancelled by the user' })), undefined);
+});

@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { clearsValue, serverSettings } from '../../src/settings';
+
+test('server settings: the five keys, empty values left out, pythonPath never sent', () => {
+  const configured: Record<string, unknown> = {
+    pythonPath: '/venv/bin/python',
+    model: 'ollama/qwen2.5-coder:7b',
+    baseUrl: '',
+    maxTurns: 15,
+    permissions: { headless: 'allow' },
+    trace: 'off',
+    unknown: 'x',
+  };
+  assert.deepEqual(
+    serverSettings((key) => configured[key]),
+    { agentLs: { model: 'ollama/qwen2.5-coder:7b', maxTurns: 15, permissions: { headless: 'allow' }, trace: 'off' } },
+  );
+  assert.deepEqual(serverSettings(() => undefined), { agentLs: {} });
+});
+
+test('clearing a value (at any depth) is a change the running server cannot be sent', () => {
+  const before = { model: 'openai/gpt-4.1', maxTurns: 15, permissions: { headless: 'allow' } };
+  assert.equal(clearsValue(before, { ...before, model: 'ollama/x', maxTurns: 3 }), false);
+  assert.equal(clearsValue(before, { ...before, baseUrl: 'http://localhost:11434/v1' }), false);
+  assert.equal(clearsValue(before, { maxTurns: 15, permissions: { headless: 'allow' } }), true);
+  assert.equal(clearsValue(before, { ...before, permissions: {} }), true);
+  assert.equal(clearsValue(undefined, { model: 'x' }), false);
+  assert.equal(clearsValue({}, {}), false);
+});

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import type { UsageSummary } from '../../src/protocol';
+import { formatCost, formatTokens, statusView } from '../../src/status';
+
+const usage = (over: Partial<UsageSummary> = {}): UsageSummary => ({
+  inputTokens: 12000,
+  outputTokens: 345,
+  cachedInputTokens: 0,
+  estimated: false,
+  costUsd: null,
+  ...over,
+});
+
+test('token and cost formats', () => {
+  assert.equal(formatTokens(950), '950');
+  assert.equal(formatTokens(12345), '12.3k');
+  assert.equal(formatTokens(2000), '2k');
+  assert.equal(formatTokens(1_250_000), '1.3M');
+  assert.equal(formatCost(0.00421), '$0.0042');
+  assert.equal(formatCost(1.234), '$1.23');
+});
+
+test('idle: the model, or "Agent" when the server takes it from its environment', () => {
+  assert.equal(statusView({ model: 'openai/gpt-4.1', server: 'running' }).text, '$(hubot) openai/gpt-4.1');
+  const view = statusView({ model: '', server: 'running' });
+  assert.equal(view.text, '$(hubot) Agent');
+  assert.match(view.tooltip, /AGENT_LS_MODEL/);
+});
+
+test('running: a spinner and the server usage text', () => {
+  assert.equal(
+    statusView({ model: 'm/x', server: 'running', running: { task: 'Fix', usageText: '1200 in, 30 out' } }).text,
+    '$(loading~spin) m/x · 1200 in, 30 out',
+  );
+  assert.equal(statusView({ model: 'm/x', server: 'running', running: { task: 'Fix' } }).text, '$(loading~spin) m/x · working');
+});
+
+test('after a run: total tokens, ~ when estimated, cost once there are prices', () => {
+  assert.equal(statusView({ model: 'm/x', server: 'running', last: { status: 'done', usage: usage() } }).text, '$(hubot) m/x · 12.3k tokens');
+  assert.equal(
+    statusView({ model: 'm/x', server: 'running', last: { status: 'done', usage: usage({ estimated: true, costUsd: 0.0123 }) } }).text,
+    '$(hubot) m/x · ~12.3k tokens · $0.01',
+  );
+  assert.equal(
+    statusView({ model: 'm/x', server: 'running', last: { status: 'stopped', usage: usage({ cachedInputTokens: 800 }) } }).tooltip,
+    'Model: m/x\nLast run stopped: 12000 input tokens, 800 of them cached, 345 output tokens\nClick to show the transcript.',
+  );
+});
+
+test('a server that failed to start shows an error icon', () => {
+  assert.equal(statusView({ model: 'm/x', server: 'failed', last: { status: 'done', usage: usage() } }).text, '$(error) Agent');
+});
