@@ -27,6 +27,20 @@ from tests.support.model_server import FakeModelServer
 
 SECRET_KEY = "sk-e2e-secret-must-never-leak-0123456789"
 
+# The sample's bug (stats.mean divides by the wrong count) and its fix, as edit_file strings.
+BUGGY = "    return sum(values) / (len(values) - 1)"
+FIXED = "    return sum(values) / len(values)"
+
+
+def fix_step(call_id: str | None = None) -> dict[str, Any]:
+    """A scripted model turn that fixes the sample's bug with edit_file."""
+    call: dict[str, Any] = {
+        "name": "edit_file",
+        "arguments": {"path": "stats.py", "old_string": BUGGY, "new_string": FIXED},
+    }
+    return {"tool_calls": [{"id": call_id, **call} if call_id else call]}
+
+
 CAPABILITIES = DEMO_CAPABILITIES  # the same capable editor the demo plays (VS Code-like)
 
 

@@ -10,9 +10,12 @@ from lsprotocol import types as t
 from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import (
+    BUGGY,
+    FIXED,
     SECRET_KEY,
     command,
     field,
+    fix_step,
     model_settings,
     run_ended,
     start,
@@ -20,8 +23,6 @@ from tests.e2e.conftest import (
 )
 from tests.support.model_server import FakeModelServer
 
-BUGGY = "    return sum(values) / (len(values) - 1)"
-FIXED = "    return sum(values) / len(values)"
 MARKER = "# unsaved edit in the editor\n"
 
 
@@ -44,15 +45,7 @@ async def test_task_to_applied_fix(
         [
             {"tool_calls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "stats.py"}}]},
             {"tool_calls": [{"id": "call_ask", "name": "bash", "arguments": {"command": "make lint"}}]},
-            {
-                "tool_calls": [
-                    {
-                        "id": "call_edit",
-                        "name": "edit_file",
-                        "arguments": {"path": "stats.py", "old_string": BUGGY, "new_string": FIXED},
-                    }
-                ]
-            },
+            fix_step("call_edit"),
             {
                 "tool_calls": [
                     {
@@ -161,14 +154,7 @@ async def test_stale_document_is_refused_and_proposal_kept(
     stats = workspace / "stats.py"
     model_server.steps.extend(
         [
-            {
-                "tool_calls": [
-                    {
-                        "name": "edit_file",
-                        "arguments": {"path": "stats.py", "old_string": BUGGY, "new_string": FIXED},
-                    }
-                ]
-            },
+            fix_step(),
             {"content": "done"},
         ]
     )
@@ -262,14 +248,7 @@ async def test_empty_configuration_keeps_settings_and_commands_default_to_the_la
     """eglot sends ``didChangeConfiguration {settings: {}}`` on connect; Helix never sees session ids."""
     model_server.steps.extend(
         [
-            {
-                "tool_calls": [
-                    {
-                        "name": "edit_file",
-                        "arguments": {"path": "stats.py", "old_string": BUGGY, "new_string": FIXED},
-                    }
-                ]
-            },
+            fix_step(),
             {"content": "done"},
         ]
     )

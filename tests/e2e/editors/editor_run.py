@@ -18,7 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.e2e.conftest import BUGGY, FIXED, fix_step
 from tests.support.model_server import FakeModelServer
+
+__all__ = ["BUGGY", "FIXED"]
 
 HERE = Path(__file__).parent
 EDITOR_TIMEOUT_S = 60
@@ -26,8 +29,6 @@ SECRET_KEY = "sk-editor-e2e-secret-0123456789"
 
 TASK = "Fix the failing test"
 MARKER = "# unsaved edit in the editor"
-BUGGY = "    return sum(values) / (len(values) - 1)"
-FIXED = "    return sum(values) / len(values)"
 ANSWER = "Fixed mean()."
 APPLY_QUESTION = "Apply 1 file(s) (+1 −1)?"
 DISCARDED = {"result": {"applied": False, "failureReason": "discarded by the user"}}  # agent.applyProposal
@@ -36,15 +37,7 @@ DISCARDED = {"result": {"applied": False, "failureReason": "discarded by the use
 STEPS: list[dict[str, Any]] = [
     {"tool_calls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "stats.py"}}]},
     {"tool_calls": [{"id": "call_ask", "name": "bash", "arguments": {"command": "make lint"}}]},
-    {
-        "tool_calls": [
-            {
-                "id": "call_edit",
-                "name": "edit_file",
-                "arguments": {"path": "stats.py", "old_string": BUGGY, "new_string": FIXED},
-            }
-        ]
-    },
+    fix_step("call_edit"),
     {"content": ANSWER},
 ]
 
