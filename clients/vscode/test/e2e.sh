@@ -39,7 +39,7 @@ log() { printf '[e2e %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "FAIL: $*"; exit 1; }
 
 pick_python() {
-  if [[ -n "${AGENT_LS_PYTHON:-}" ]]; then echo "$AGENT_LS_PYTHON"
+  if [[ -n "${AGENT_LS_PYTHON:-}" ]]; then realpath -s "$AGENT_LS_PYTHON"  # absolute: VS Code spawns it from another directory
   elif [[ -x "$REPO/.venv/bin/python" ]]; then echo "$REPO/.venv/bin/python"
   else echo /work/venv/bin/python; fi
 }
