@@ -263,3 +263,31 @@ async def test_empty_configuration_keeps_settings_and_commands_default_to_the_la
     applied = await command(client, "agent.applyProposal", {})
     assert field(applied, "applied") is True, field(applied, "failureReason")
     assert FIXED in (workspace / "stats.py").read_text()
+
+
+async def test_a_buffer_typed_in_and_undone_is_not_stale(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+) -> None:
+    stats = workspace / "stats.py"
+    model_server.steps.extend([fix_step(), {"content": "done"}])
+    await start(client, workspace, model_settings(model_server))
+    uri, text = stats.as_uri(), stats.read_text()
+    client.text_document_did_open(
+        t.DidOpenTextDocumentParams(t.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+    )
+    session_id = field(await command(client, "agent.run", {"task": "fix it"}), "sessionId")
+    assert field(await run_ended(client, session_id), "status") == "done"
+    for version, new_text in ((2, "x" + text), (3, text)):  # type a character, then undo it
+        client.text_document_did_change(
+            t.DidChangeTextDocumentParams(
+                text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[t.TextDocumentContentChangeWholeDocument(text=new_text)],
+            )
+        )
+    client.files.open(uri, text, 3)  # type: ignore[attr-defined]
+    applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
+    assert field(applied, "applied") is True, field(applied, "failureReason")
+    (edit,) = client.agent["edits"]  # type: ignore[attr-defined]
+    assert edit.edit.document_changes[0].text_document.version == 3
+    assert client.files.text(uri) == text.replace(BUGGY, FIXED)  # type: ignore[attr-defined]
+    assert any(m.message == "■ apply: applied" for m in client.log_messages)

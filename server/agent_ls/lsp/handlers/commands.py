@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -219,30 +220,41 @@ def _refusal(reason: str) -> dict[str, Any]:
     return p.ApplyProposalResult(applied=False, failure_reason=reason).wire()
 
 
-def _stale(ls: AgentLanguageServer, root: Path, changes: list[FileChange]) -> str | None:
-    """Why the proposal no longer fits the editor or the disk, or None when it still does."""
+def _rebase_or_refuse(
+    ls: AgentLanguageServer, root: Path, changes: list[FileChange]
+) -> tuple[list[FileChange], str | None]:
+    """The changes to send, versioned against the editor's buffers, or why the proposal is stale.
+
+    A buffer whose version moved on but whose text is still what the agent read (typed, then undone;
+    saved) is not stale: the edit is rebased on its current version. Anything else that differs is.
+    """
     buffers = EditorBuffers(ls.workspace)
+    again = "; the proposal is kept: run the task again, or discard it"
+    rebased: list[FileChange] = []
     for change in changes:
         path = root / change.path
         buffer = buffers.get(path)
-        if buffer is not None:
-            if change.is_new:
-                return f"{change.path} was created in the editor after the agent proposed it"
-            if change.base_version is not None and buffer.version != change.base_version:
-                return (
-                    f"{change.path} changed in the editor since the agent read it "
-                    f"(version {change.base_version} → {buffer.version}); the proposal is kept"
-                )
-            if change.base_version is None and buffer.text != change.base_text:
-                return f"{change.path} was opened and edited after the agent read it; the proposal is kept"
-            continue
-        if (reason := disk_stale_reason(root, change)) is not None:
-            return f"{reason}; the proposal is kept"
-    return None
+        if buffer is None:
+            if (reason := disk_stale_reason(root, change)) is not None:
+                return [], reason + again
+            rebased.append(change)
+        elif change.is_new:
+            return [], f"{change.path} was created in the editor after the agent proposed it" + again
+        elif buffer.text != change.base_text:
+            return [], f"{change.path} changed in the editor since the agent read it" + again
+        else:
+            rebased.append(replace(change, base_version=buffer.version))
+    return rebased, None
 
 
 async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
-    params = _parse(p.SessionParams, arguments)
+    result = await _apply(ls, _parse(p.SessionParams, arguments))
+    outcome = "applied" if result["applied"] else f"not applied: {result['failureReason']}"
+    ls.window_log_message(t.LogMessageParams(type=t.MessageType.Info, message=f"■ apply: {outcome}"))
+    return result
+
+
+async def _apply(ls: AgentLanguageServer, params: p.SessionParams) -> dict[str, Any]:
     entry = _entry(ls, params.session_id)
     if entry is None:
         return _refusal(f"no session {params.session_id}" if params.session_id else "no agent run yet")
@@ -257,7 +269,7 @@ async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, 
             "the editor does not support workspace/applyEdit; "
             "use `agent-ls run --apply` or a client that does"
         )
-    stale = _stale(ls, session.root, changes)
+    changes, stale = _rebase_or_refuse(ls, session.root, changes)
     if stale is not None:
         return _refusal(stale)
     try:
@@ -295,7 +307,10 @@ async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, 
     except JsonRpcException as exc:  # eglot answers a declined edit with an error, not applied=false
         return _refusal(f"the editor declined the edit ({exc.message}); the proposal is kept")
     if not result.applied:
-        reason = result.failure_reason or "the editor rejected the edit"
+        # VS Code's Refactor Preview answers applied=false without a reason when nothing was ticked.
+        reason = result.failure_reason or (
+            "the editor did not apply the edit (in a preview, tick the changes before Apply)"
+        )
         return _refusal(f"{reason}; the proposal is kept")
     session.discard()
     return p.ApplyProposalResult(applied=True, failure_reason=None).wire()
