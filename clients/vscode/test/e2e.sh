@@ -9,7 +9,7 @@
 #
 # Environment:
 #   AGENT_LS_PYTHON        the Python that runs `-m agent_ls serve` and the scripted model server
-#                          (default: <repo>/.venv/bin/python when it exists, else /work/venv/bin/python)
+#                          (default: <repo>/.venv/bin/python when it exists, else python3 on PATH)
 #   AGENT_LS_E2E_CACHE     where code-server is installed (default ~/.cache/agent-ls-e2e)
 #   AGENT_LS_E2E_SHOTS     where screenshots go (default clients/vscode/test/e2e/screenshots, kept in git)
 #   AGENT_LS_E2E_VSIX      test this .vsix instead of building clients/vscode/agent-ls.vsix
@@ -41,7 +41,7 @@ die() { log "FAIL: $*"; exit 1; }
 pick_python() {
   if [[ -n "${AGENT_LS_PYTHON:-}" ]]; then realpath -s "$AGENT_LS_PYTHON"  # absolute: VS Code spawns it from another directory
   elif [[ -x "$REPO/.venv/bin/python" ]]; then echo "$REPO/.venv/bin/python"
-  else echo /work/venv/bin/python; fi
+  else command -v python3; fi
 }
 PYTHON=$(pick_python)
 
@@ -62,7 +62,7 @@ install_apt() {
 
 find_rg() {
   local rg
-  for rg in "$(dirname "$PYTHON")/rg" /work/venv/bin/rg "$(command -v rg || true)"; do
+  for rg in "$(dirname "$PYTHON")/rg" "$(command -v rg || true)"; do
     [[ -n "$rg" && -x "$rg" ]] && { echo "$rg"; return 0; }
   done
   return 1
