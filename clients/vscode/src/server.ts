@@ -211,6 +211,11 @@ export class AgentServer implements vscode.Disposable {
     if (!client) {
       return undefined;
     }
+    const served = client.initializeResult?.capabilities.executeCommandProvider?.commands;
+    if (served && !served.includes(command)) {
+      // A server older than this extension (agent.runSkill arrives with the skills support).
+      throw new Error(`this agent-ls server does not offer ${command} yet; update agent-ls`);
+    }
     return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [argument] })) as R;
   }
 
