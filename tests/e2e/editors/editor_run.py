@@ -18,10 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import BUGGY, FIXED, fix_step
+from tests.e2e.conftest import fix_step
 from tests.support.model_server import FakeModelServer
-
-__all__ = ["BUGGY", "FIXED"]
 
 HERE = Path(__file__).parent
 EDITOR_TIMEOUT_S = 60

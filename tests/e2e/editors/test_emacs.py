@@ -23,11 +23,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_tool
+from tests.e2e.conftest import BUGGY, FIXED
 from tests.e2e.editors.editor_run import (
     APPLY_QUESTION,
-    BUGGY,
     DISCARDED,
-    FIXED,
     HERE,
     MARKER,
     STEPS,
