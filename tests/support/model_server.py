@@ -1,10 +1,18 @@
-"""A fake OpenAI-compatible model server: real HTTP on 127.0.0.1, scripted answers, recorded requests.
+"""A fake model server for the three wire APIs: real HTTP on 127.0.0.1, scripted answers, recorded requests.
 
-Each ``POST /v1/chat/completions`` takes the next step of the script, in order. Steps use the replay
-format (docs/replay-format.md: ``content``, ``tool_calls``, ``delay_s``) plus:
+Each ``POST`` to a known path (``WIRES``: ``/v1/chat/completions``, ``/v1/messages``, ``/v1/responses``)
+takes the next step of the script, in order, and is answered in that path's wire format, streamed as
+server-sent events when the request body has ``"stream": true``. Steps use the replay format
+(docs/replay-format.md: ``content``, ``tool_calls``, ``delay_s``) plus:
 
+- ``reasoning``: visible reasoning text, rendered the wire's way;
 - ``status``: an HTTP status; without ``body`` the reply is an OpenAI-style error body;
 - ``body``: a string sent verbatim, or a JSON value sent as JSON (with ``status``, or 200 without it);
+- ``content_type``: the Content-Type of ``body`` or ``chunks`` (default JSON, or SSE for chunks);
+- ``chunks``: strings written one by one, flushed, ``chunk_delay_s`` apart (a recorded SSE stream);
+- ``end``: how a chunked reply ends: ``close`` (EOF, the default), ``reset`` (the connection drops with
+  bytes still announced: the client sees a broken read), ``hang`` (held open until the client leaves
+  or the server stops);
 - ``headers``: extra response headers;
 - ``raw_arguments`` on a tool call: sent verbatim as ``function.arguments`` (malformed JSON tests).
 
@@ -27,7 +35,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -42,9 +51,27 @@ class ServerToolCall(ReplayToolCall):
 
 class ServerStep(ReplayStep):
     tool_calls: list[ServerToolCall] = Field(default_factory=list)  # type: ignore[assignment]
+    reasoning: str = ""
     status: int | None = Field(default=None, ge=100, le=599)
     headers: dict[str, str] = Field(default_factory=dict)
     body: str | dict[str, Any] | list[Any] | None = None
+    content_type: str | None = None
+    chunks: list[str] | None = None
+    chunk_delay_s: float = Field(default=0.0, ge=0)
+    end: Literal["close", "reset", "hang"] = "close"
+
+
+Rendered = tuple[str, list[str]]
+"""(content type, chunks) of a reply; a JSON reply is one chunk."""
+
+Renderer = Callable[[ServerStep, int, str, int, bool], Rendered]
+"""(step, 1-based request number, model, request bytes, stream) -> the reply in one wire's format."""
+
+
+def _wires() -> dict[str, Renderer]:
+    from tests.support import wire_formats
+
+    return wire_formats.RENDERERS
 
 
 class FakeModelServer:
@@ -152,8 +179,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8", "replace")
-        if self.path != CHAT_PATH:
-            self._send(404, _error_body(f"no route {self.path}; the fake server answers {CHAT_PATH}", 404))
+        renderer = _wires().get(self.path)
+        if renderer is None:
+            known = ", ".join(sorted(_wires()))
+            self._send(404, _error_body(f"no route {self.path}; the fake server answers {known}", 404))
             return
         try:
             body: Any = json.loads(raw)
@@ -174,21 +203,58 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if step.delay_s and self.fake._stopping.wait(step.delay_s):
             return
+        if step.chunks is not None:
+            content_type = step.content_type or "text/event-stream"
+            self._send_chunks(step.status or 200, content_type, step.chunks, step)
+            return
         if step.status is not None or step.body is not None:
             status = step.status or 200
             if step.body is None:
                 text = _error_body(f"scripted HTTP {status}", status)
             else:
                 text = step.body if isinstance(step.body, str) else json.dumps(step.body)
-            self._send(status, text, step.headers)
+            self._send(status, text, step.headers, step.content_type)
             return
         model = body.get("model", "fake") if isinstance(body, dict) else "fake"
-        self._send(200, _completion(step, number, model, len(raw.encode())), step.headers)
+        stream = isinstance(body, dict) and body.get("stream") is True
+        content_type, chunks = renderer(step, number, model, len(raw.encode()), stream)
+        if stream:
+            self._send_chunks(200, content_type, chunks, step)
+        else:
+            self._send(200, "".join(chunks), step.headers, content_type)
 
-    def _send(self, status: int, text: str, headers: dict[str, str] | None = None) -> None:
+    def _send_chunks(self, status: int, content_type: str, chunks: list[str], step: ServerStep) -> None:
+        """Write ``chunks`` one by one without a length, then end as ``step.end`` says."""
+        payloads = [chunk.encode() for chunk in chunks]
+        self.send_response(status)
+        for name, value in {"Content-Type": content_type, **step.headers}.items():
+            self.send_header(name, value)
+        if step.end == "reset":
+            # Announce more bytes than will come: the client's read breaks when the socket closes.
+            self.send_header("Content-Length", str(sum(map(len, payloads)) + 1000))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for payload in payloads:
+            if step.chunk_delay_s and self.fake._stopping.wait(step.chunk_delay_s):
+                return
+            self.wfile.write(payload)
+            self.wfile.flush()
+        self.fake.reply_times.append(time.monotonic())
+        if step.end == "hang":
+            while not self.fake._stopping.wait(0.05):
+                try:
+                    self.wfile.write(b": keep-alive\n\n")
+                    self.wfile.flush()
+                except OSError:
+                    return
+        self.close_connection = True
+
+    def _send(
+        self, status: int, text: str, headers: dict[str, str] | None = None, content_type: str | None = None
+    ) -> None:
         payload = text.encode()
         self.send_response(status)
-        all_headers = {"Content-Type": "application/json", **(headers or {})}
+        all_headers = {"Content-Type": content_type or "application/json", **(headers or {})}
         for name, value in all_headers.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(payload)))
@@ -196,46 +262,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
         self.wfile.flush()
         self.fake.reply_times.append(time.monotonic())
-
-
-def _completion(step: ServerStep, number: int, model: str, request_bytes: int) -> str:
-    """A Chat Completions body for ``step``; ids ``chatcmpl-<n>`` and ``call_<n>_<i>`` (both 1-based)."""
-    tool_calls = [
-        {
-            "id": call.id or f"call_{number}_{i}",
-            "type": "function",
-            "function": {
-                "name": call.name,
-                "arguments": call.raw_arguments
-                if call.raw_arguments is not None
-                else json.dumps(call.arguments),
-            },
-        }
-        for i, call in enumerate(step.tool_calls, start=1)
-    ]
-    # Like OpenAI: null content next to tool calls, a string otherwise.
-    message: dict[str, Any] = {"role": "assistant", "content": step.content or (None if tool_calls else "")}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    completion_bytes = len(step.content.encode()) + sum(len(json.dumps(c)) for c in tool_calls)
-    prompt_tokens = max(1, request_bytes // 4)
-    completion_tokens = max(1, completion_bytes // 4)
-    return json.dumps(
-        {
-            "id": f"chatcmpl-{number}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [
-                {"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
-    )
 
 
 def _error_body(message: str, status: int) -> str:

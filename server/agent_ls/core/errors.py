@@ -5,11 +5,16 @@
     AgentLsError
     ├── ConfigError            user: the run does not start (no model, bad model string)
     ├── ModelError             user: the run ends with status "error", reason = str(error)
-    │   ├── ModelConnectionError   the server is unreachable (connect error, DNS, timeout)
+    │   ├── ModelConnectionError   the server is unreachable (connect error, DNS)     retried
+    │   │   ├── ModelStreamError       the stream broke or ended before the response     retried
+    │   │   └── ModelTimeoutError      no answer (or no stream data) within the timeout
     │   ├── ModelAuthError         401 / 403
     │   ├── ModelNotFoundError     404 (wrong base URL or model name)
-    │   ├── ModelRequestError      400 and other 4xx
-    │   ├── ModelServerError       5xx
+    │   ├── ModelRequestError      400 and other 4xx (the server's message is kept)
+    │   │   ├── ModelRateLimitError    429                                              retried
+    │   │   └── ModelContextOverflowError  the conversation is over the context window
+    │   ├── ModelServerError       5xx                                                 retried
+    │   │   └── ModelOverloadedError   529, or an in-band overloaded_error              retried
     │   ├── ModelResponseError     a 2xx body we cannot read
     │   └── ScriptExhausted        a replay script has no step left
     └── ToolError              model: an error tool result; the run continues
@@ -32,11 +37,34 @@ class ConfigError(AgentLsError):
 
 
 class ModelError(AgentLsError):
-    """User: a model call failed; the run ends with status ``error`` and this one-line message."""
+    """User: a model call failed; the run ends with status ``error`` and this one-line message.
+
+    Attributes:
+        retry_after_s: the wait the server asked for (``retry-after``/``retry-after-ms``), in seconds, or
+            None when it named none.
+    """
+
+    retryable = False
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class ModelConnectionError(ModelError):
-    """User: the model server could not be reached."""
+    """User: the model server could not be reached. Retried."""
+
+    retryable = True
+
+
+class ModelStreamError(ModelConnectionError):
+    """User: the response stream broke (reset, truncated, invalid event) before it was complete. Retried."""
+
+
+class ModelTimeoutError(ModelConnectionError):
+    """User: the server sent nothing within the timeout. Not retried: the same wait would follow."""
+
+    retryable = False
 
 
 class ModelAuthError(ModelError):
@@ -48,11 +76,27 @@ class ModelNotFoundError(ModelError):
 
 
 class ModelRequestError(ModelError):
-    """User: the server rejected the request (HTTP 400 or another 4xx)."""
+    """User: the server rejected the request (HTTP 400 or another 4xx); the message quotes the server."""
+
+
+class ModelRateLimitError(ModelRequestError):
+    """User: HTTP 429; ``retry_after_s`` holds the server's wait when it sent one. Retried."""
+
+    retryable = True
+
+
+class ModelContextOverflowError(ModelRequestError):
+    """User: the conversation does not fit the model's context window."""
 
 
 class ModelServerError(ModelError):
-    """User: the server failed (HTTP 5xx)."""
+    """User: the server failed (HTTP 5xx). Retried."""
+
+    retryable = True
+
+
+class ModelOverloadedError(ModelServerError):
+    """User: the provider is overloaded (HTTP 529, or an in-band ``overloaded_error`` event). Retried."""
 
 
 class ModelResponseError(ModelError):

@@ -1,7 +1,9 @@
 """Typed events a run emits, in order; the LSP layer and the CLI render them, tests assert them.
 
 A run emits, in this order:
-``RunStarted``, then for each turn ``TurnStarted``, ``MessageDelta`` (when the model wrote text),
+``RunStarted``, then for each turn ``TurnStarted``, ``MessageDelta`` for each piece of text or
+reasoning as it streams in (a ``ModelRetrying`` in between when a call failed and is retried; the
+partial text before it is void), ``MessageCompleted`` (when the model wrote text or reasoning),
 ``UsageReported``, then per tool call ``ToolCallStarted``, ``VerdictGiven`` (only for tools that need a
 permission check), ``ToolCallFinished`` and, after a mutating call that changed the proposal,
 ``ProposalChanged``; finally exactly one ``RunEnded``.
@@ -39,9 +41,41 @@ class TurnStarted:
 
 @dataclass(frozen=True)
 class MessageDelta:
-    """Text the model wrote (a whole message in the slice; streamed deltas later)."""
+    """A piece of the model's answer (``kind="text"``) or visible reasoning, as it streams in.
+
+    Non-streaming calls send one delta with the whole text. Deltas are for live display only: they have
+    no transcript line; ``MessageCompleted`` does.
+    """
 
     text: str
+    kind: Literal["text", "reasoning"] = "text"
+
+
+@dataclass(frozen=True)
+class ModelRetrying:
+    """A model call failed with a retryable error and will be sent again after ``wait_s`` seconds.
+
+    Attributes:
+        attempt: the 1-based number of the attempt about to be made (2 for the first retry).
+        max_attempts: the configured cap.
+        wait_s: the wait before it, in seconds (the server's retry-after when it sent one).
+        reason: the failure, one line.
+        partial: True when deltas of the failed attempt were already emitted; they are void.
+    """
+
+    attempt: int
+    max_attempts: int
+    wait_s: float
+    reason: str
+    partial: bool = False
+
+
+@dataclass(frozen=True)
+class MessageCompleted:
+    """The model's whole message of one turn: ``text`` is the answer, ``reasoning`` its visible reasoning."""
+
+    text: str
+    reasoning: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,10 +116,12 @@ class ToolCallFinished:
 
 @dataclass(frozen=True)
 class UsageReported:
-    """Usage of the last model call (``usage``) and of the whole run so far (``total``)."""
+    """Usage of the last model call (``usage``), of the whole run so far (``total``) and of the session
+    so far, earlier runs included (``session``)."""
 
     usage: Usage
     total: Usage
+    session: Usage = Usage()
 
 
 @dataclass(frozen=True)
@@ -103,12 +139,15 @@ class RunEnded:
     reason: str
     answer: str
     usage: Usage
+    session_usage: Usage = Usage()
 
 
 Event = (
     RunStarted
     | TurnStarted
     | MessageDelta
+    | ModelRetrying
+    | MessageCompleted
     | ToolCallStarted
     | VerdictGiven
     | ToolCallFinished

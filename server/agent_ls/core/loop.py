@@ -1,15 +1,17 @@
 """The ReAct loop: the one place that sequences a run.
 
 Order, per turn:
-1. emit ``TurnStarted``; send the whole history and the tool specs to the model (``model_timeout_s``);
-2. append the assistant message; emit ``MessageDelta`` for its text and ``UsageReported``;
+1. emit ``TurnStarted``; send the whole history and the tool specs to the model, which emits
+   ``MessageDelta`` (and ``ModelRetrying``) as its answer streams in;
+2. append the assistant message; emit ``MessageCompleted`` and ``UsageReported``;
 3. no tool call: the run is ``done`` and the text is the answer;
 4. otherwise run each tool call in order through the ``ToolExecutor`` (which never raises) and append
    exactly one result per call, then go to the next turn.
 
 Stops, each with a one-line reason: the model answers without a tool call (``done``); ``max_turns``
-turns used (``stopped``, "maximum of 15 turns exceeded", as in the seed harness); a model error or a
-model call over ``model_timeout_s`` (``error``); cancellation of the task (``cancelled``).
+turns used (``stopped``, "maximum of 15 turns exceeded", as in the seed harness); a model error, or a
+model call over ``model_timeout_s`` when it is set (``error``; the model stack has its own per-request
+timeouts and retries, see ``models/retry.py``); cancellation of the task (``cancelled``).
 After a stop in the middle of a turn, every unanswered tool call gets a synthetic "interrupted"
 error result, so the history stays valid for the next request.
 """
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from agent_ls.core.errors import ModelError
 from agent_ls.core.events import (
     EventSink,
-    MessageDelta,
+    MessageCompleted,
     RunEnded,
     RunStarted,
     RunStatus,
@@ -40,10 +42,14 @@ INTERRUPTED = "interrupted: the run stopped before this tool call finished; it m
 
 @dataclass(frozen=True)
 class LoopLimits:
-    """Stop conditions. Defaults follow the seed harness: 15 turns, 120 s per model call."""
+    """Stop conditions. ``max_turns`` follows the seed harness (15).
+
+    ``model_timeout_s`` caps one whole model call, retries included, in seconds; None (the default)
+    leaves timeouts to the model stack (120 s per request, as in the seed harness).
+    """
 
     max_turns: int = 15
-    model_timeout_s: float = 120.0
+    model_timeout_s: float | None = None
 
 
 async def run_loop(
@@ -55,6 +61,7 @@ async def run_loop(
     tools: ToolExecutor,
     emit: EventSink,
     limits: LoopLimits,
+    session_usage: Usage = Usage(),
 ) -> RunEnded:
     """Run the agent until a stop condition, appending to ``history`` in place.
 
@@ -62,13 +69,14 @@ async def run_loop(
         history: the conversation so far, ending with the user's task; the loop appends assistant
             messages and tool results to it.
         emit: receives every event in order; the last one is the returned ``RunEnded``.
+        session_usage: the usage of the session's earlier runs; events report it plus this run's.
 
     Returns:
         The ``RunEnded`` event (also emitted). Never raises: cancellation of the calling task ends the
         run with status ``cancelled`` and the cancellation is not propagated further.
     """
     emit(RunStarted(session_id=session_id, task=task, model=model.model_name))
-    run = _RunState()
+    run = _RunState(before=session_usage)
     status: RunStatus
     try:
         status, reason = await _turns(run, history, model, tools, emit, limits)
@@ -80,7 +88,13 @@ async def run_loop(
         log.exception("run %s failed", session_id)
         status, reason = "error", f"internal error: {type(exc).__name__}: {exc}"
     _answer_orphans(history)
-    ended = RunEnded(status=status, reason=reason, answer=_last_text(history), usage=run.total)
+    ended = RunEnded(
+        status=status,
+        reason=reason,
+        answer=_last_text(history),
+        usage=run.total,
+        session_usage=session_usage + run.total,
+    )
     emit(ended)
     return ended
 
@@ -89,6 +103,7 @@ async def run_loop(
 class _RunState:
     """What must survive an exception in the middle of a turn."""
 
+    before: Usage
     total: Usage = field(default_factory=Usage)
 
 
@@ -105,7 +120,7 @@ async def _turns(
         emit(TurnStarted(turn=turn, max_turns=limits.max_turns))
         try:
             async with asyncio.timeout(limits.model_timeout_s):
-                response = await model.complete(history, specs)
+                response = await model.complete(history, specs, emit)
         except TimeoutError:
             raise ModelError(
                 f"model {model.model_name} did not answer within {limits.model_timeout_s:g} s"
@@ -113,9 +128,9 @@ async def _turns(
         message = response.message
         history.append(message)
         run.total = run.total + response.usage
-        if message.text:
-            emit(MessageDelta(text=message.text))
-        emit(UsageReported(usage=response.usage, total=run.total))
+        if message.text or message.reasoning:
+            emit(MessageCompleted(text=message.text, reasoning=message.reasoning))
+        emit(UsageReported(usage=response.usage, total=run.total, session=run.before + run.total))
         if not message.tool_calls:
             return "done", "the model answered"
         for call in message.tool_calls:

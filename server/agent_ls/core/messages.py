@@ -41,12 +41,42 @@ class UserMessage:
 
 
 @dataclass(frozen=True)
+class OpaqueItem:
+    """Provider data that must go back to the same wire API unchanged, and nowhere else.
+
+    Examples: an Anthropic ``thinking``/``redacted_thinking`` block (with its signature), an OpenAI
+    Responses ``reasoning`` item (with ``encrypted_content``).
+
+    Attributes:
+        wire: the wire API that produced it (``anthropic``, ``openai-responses``); other wires drop it.
+        data: the block or item as JSON text, exactly as received (after stream accumulation).
+        before_call: the index of the tool call it preceded in the response, or None when it came
+            before the text (or there were no tool calls after it). On replay it is put back there, so a
+            reasoning item stays paired with its following item.
+    """
+
+    wire: str
+    data: str
+    before_call: int | None = None
+
+
+@dataclass(frozen=True)
 class AssistantMessage:
-    """A model response: optional text and zero or more tool calls, in the order the model gave them."""
+    """A model response: optional text and zero or more tool calls, in the order the model gave them.
+
+    Attributes:
+        text: the answer the user sees (reasoning and embedded tool-call markup removed).
+        tool_calls: the calls to run, repaired and with non-empty names and ids.
+        reasoning: visible reasoning text (``reasoning_content``, thinking or reasoning summaries); shown
+            apart from the answer and never sent back as text.
+        opaque: provider items to echo back unchanged to the same wire API (see ``OpaqueItem``).
+    """
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     role: Literal["assistant"] = "assistant"
+    reasoning: str = ""
+    opaque: tuple[OpaqueItem, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,21 +100,26 @@ class Usage:
     Attributes:
         input_tokens: prompt tokens, cached ones included.
         output_tokens: completion tokens.
-        cached_input_tokens: the part of ``input_tokens`` served from a provider cache.
+        cached_input_tokens: the part of ``input_tokens`` served from a provider cache (read).
         estimated: True when a provider reported nothing and the figures are bytes / 4.
+        cost_usd: the cost in US dollars from the provider's price table, or None when no price is
+            configured for any of the calls summed.
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
     estimated: bool = False
+    cost_usd: float | None = None
 
     def __add__(self, other: Usage) -> Usage:
+        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
             estimated=self.estimated or other.estimated,
+            cost_usd=sum(costs) if costs else None,
         )
 
 

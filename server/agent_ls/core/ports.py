@@ -22,6 +22,11 @@ class ModelClient(Protocol):
 
     Contract:
         - ``complete`` sends the whole conversation (it is stateless) and returns one response.
+        - While it runs it may emit ``MessageDelta`` (text and reasoning as they stream in; a non-streaming
+          client emits the whole text once) and ``ModelRetrying``; no other event, and never after it
+          returned.
+        - The response's tool calls have non-empty names and unique non-empty ids (repaired if needed).
+        - Cancelling the awaiting task aborts an in-flight request or stream promptly.
         - Failures raise a ``ModelError`` subclass whose message is one line naming the URL and the
           model, never the API key. Nothing else may escape, except ``asyncio.CancelledError``.
         - Tool-call arguments in the response are raw JSON text, malformed or not: the dispatcher
@@ -33,7 +38,9 @@ class ModelClient(Protocol):
         """The model string the user chose (``openai/gpt-4.1``, ``replay:demo.json``)."""
         ...
 
-    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelResponse: ...
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], emit: EventSink
+    ) -> ModelResponse: ...
 
     async def aclose(self) -> None:
         """Release connections. Idempotent."""

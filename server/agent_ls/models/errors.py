@@ -13,7 +13,10 @@ key (it is redacted even when a server echoes it). Anchor: httpx ``_transports/d
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,11 +28,15 @@ from pydantic import BaseModel, ValidationError
 from agent_ls.core.errors import (
     ModelAuthError,
     ModelConnectionError,
+    ModelContextOverflowError,
     ModelError,
     ModelNotFoundError,
+    ModelOverloadedError,
+    ModelRateLimitError,
     ModelRequestError,
     ModelResponseError,
     ModelServerError,
+    ModelTimeoutError,
 )
 
 MAX_SERVER_MESSAGE_CHARS = 300
@@ -58,9 +65,9 @@ class Endpoint:
 # exception httpx exports is either here or in ``UNTRANSLATED`` (those are our bugs, not the server's).
 TRANSPORT_ERRORS: tuple[tuple[type[Exception], type[ModelError], str], ...] = (
     (httpx.ConnectTimeout, ModelConnectionError, "connect timed out"),
-    (httpx.ReadTimeout, ModelConnectionError, "no response before the read timeout"),
+    (httpx.ReadTimeout, ModelTimeoutError, "no response before the read timeout"),
     (httpx.WriteTimeout, ModelConnectionError, "write timed out"),
-    (httpx.PoolTimeout, ModelConnectionError, "no free connection before the pool timeout"),
+    (httpx.PoolTimeout, ModelTimeoutError, "no free connection before the pool timeout"),
     (httpx.TimeoutException, ModelConnectionError, "timed out"),
     (httpx.ConnectError, ModelConnectionError, "connection failed"),
     (httpx.ReadError, ModelConnectionError, "reading the response failed"),
@@ -84,12 +91,35 @@ TRANSPORT_ERRORS: tuple[tuple[type[Exception], type[ModelError], str], ...] = (
 UNTRANSLATED: tuple[type[Exception], ...] = (httpx.CookieConflict, httpx.StreamError)
 
 
-def status_error_class(status: int) -> type[ModelError]:
-    """The error class for a non-2xx status: 401/403 auth, 404 and 3xx not found, 4xx request, 5xx server."""
+# What servers say when the prompt is over the context window (OpenAI ``context_length_exceeded``,
+# Anthropic "prompt is too long", vLLM/llama.cpp "maximum context length", Ollama "context window").
+CONTEXT_OVERFLOW_MARKERS = (
+    "context_length_exceeded",
+    "context length",
+    "context window",
+    "prompt is too long",
+    "too many tokens",
+    "exceeds the context",
+    "exceed_context_size",
+)
+
+
+def status_error_class(status: int, server_message: str = "") -> type[ModelError]:
+    """The error class for a non-2xx status.
+
+    401/403 auth; 404 and 3xx not found; 429 rate limited; 400 and 413 whose message names the context
+    window (``CONTEXT_OVERFLOW_MARKERS``) context overflow; other 4xx request; 529 overloaded; 5xx server.
+    """
     if status in (401, 403):
         return ModelAuthError
     if status == 404 or 300 <= status < 400:
         return ModelNotFoundError
+    if status == 429:
+        return ModelRateLimitError
+    if status in (400, 413) and any(m in server_message.lower() for m in CONTEXT_OVERFLOW_MARKERS):
+        return ModelContextOverflowError
+    if status == 529:
+        return ModelOverloadedError
     if 400 <= status < 500:
         return ModelRequestError
     if status >= 500:
@@ -153,10 +183,11 @@ def transport_error(exc: Exception, endpoint: Endpoint) -> ModelError:
 def status_error(response: httpx.Response, endpoint: Endpoint) -> ModelError:
     """The ``ModelError`` for a non-2xx response (see ``status_error_class``); the caller raises it."""
     status = response.status_code
-    error_class = status_error_class(status)
-    where = f"the model server at {endpoint.url}"
     said = _server_message(response, endpoint)
+    error_class = status_error_class(status, said)
+    where = f"the model server at {endpoint.url}"
     said_part = f": {said}" if said else ""
+    retry_after = retry_after_s(response.headers)
     if error_class is ModelAuthError:
         places = f"AGENT_LS_API_KEY or {endpoint.key_env}" if endpoint.key_env else "AGENT_LS_API_KEY"
         what = "rejected the API key" if endpoint.api_key else "requires an API key"
@@ -172,11 +203,49 @@ def status_error(response: httpx.Response, endpoint: Endpoint) -> ModelError:
             f"{where} answered HTTP 404 for model {endpoint.model_name}{said_part}; "
             "check the base URL and the model name"
         )
+    elif error_class is ModelRateLimitError:
+        wait = f"; it asked to wait {retry_after:g} s" if retry_after is not None else ""
+        message = f"{where} is rate limiting (HTTP 429) model {endpoint.model_name}{said_part}{wait}"
+    elif error_class is ModelContextOverflowError:
+        message = (
+            f"the conversation is over the context window of model {endpoint.model_name} "
+            f"(HTTP {status} from {endpoint.url}){said_part}"
+        )
+    elif error_class is ModelOverloadedError:
+        message = f"{where} is overloaded (HTTP {status}) for model {endpoint.model_name}{said_part}"
     elif error_class is ModelServerError:
         message = f"{where} failed (HTTP {status}) for model {endpoint.model_name}{said_part}"
     else:
         message = f"{where} rejected the request (HTTP {status}) for model {endpoint.model_name}{said_part}"
-    return error_class(_redact(message, endpoint))
+    return error_class(_redact(message, endpoint), retry_after_s=retry_after)
+
+
+def retry_after_s(headers: httpx.Headers) -> float | None:
+    """The wait a server asked for, in seconds: ``retry-after-ms`` (milliseconds, OpenAI and Anthropic),
+    else ``retry-after`` (seconds, or an HTTP date per RFC 9110 §10.2.3); None when absent or unreadable."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis) / 1000
+        except ValueError:
+            value = -1.0
+        if value >= 0 and math.isfinite(value):
+            return value
+    text = headers.get("retry-after")
+    if text is None:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.UTC)
+        seconds = (when - datetime.datetime.now(datetime.UTC)).total_seconds()
+        return max(seconds, 0.0)
+    return seconds if seconds >= 0 and math.isfinite(seconds) else None
 
 
 def _server_message(response: httpx.Response, endpoint: Endpoint) -> str:

@@ -21,8 +21,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_ls.core.errors import ConfigError, ScriptExhausted
+from agent_ls.core.events import EventSink, MessageDelta
 from agent_ls.core.messages import AssistantMessage, Message, ModelResponse, ToolCall, ToolSpec
-from agent_ls.models.openai_chat import chat_request_body, estimate_usage
+from agent_ls.models.base import estimate_usage
+from agent_ls.models.openai_chat import chat_request_body
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -66,8 +68,12 @@ class ReplayModel:
     def model_name(self) -> str:
         return f"replay:{self._path}"
 
-    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelResponse:
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], emit: EventSink
+    ) -> ModelResponse:
         """Answer with the next step, after its ``delay_s`` (cancellable; the step is used up either way).
+
+        The step's text is emitted as one ``MessageDelta``.
 
         Tool call ids are ``call_<step>_<i>`` when the step gives none (both 1-based). Usage is estimated
         from the bytes of the Chat Completions request and of the reply, divided by 4.
@@ -90,7 +96,9 @@ class ReplayModel:
             for i, call in enumerate(step.tool_calls, start=1)
         )
         message = AssistantMessage(text=step.content, tool_calls=calls)
-        usage = estimate_usage(chat_request_body(self.model_name, messages, tools), message)
+        if message.text:
+            emit(MessageDelta(text=message.text))
+        usage = estimate_usage(len(chat_request_body(self.model_name, messages, tools)), message)
         return ModelResponse(message=message, usage=usage, finish_reason="tool_calls" if calls else "stop")
 
     async def aclose(self) -> None:

@@ -43,7 +43,9 @@ class ScriptedModel:
     def model_name(self) -> str:
         return "fake/model"
 
-    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelResponse:
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], emit: EventSink
+    ) -> ModelResponse:
         self.seen.append(list(messages))
         answer = self.answers.pop(0)
         if answer == "hang":
@@ -51,6 +53,8 @@ class ScriptedModel:
         if isinstance(answer, Exception):
             raise answer
         assert isinstance(answer, AssistantMessage)
+        if answer.text:
+            emit(MessageDelta(text=answer.text))
         return ModelResponse(message=answer, usage=U)
 
     async def aclose(self) -> None:
