@@ -17,7 +17,7 @@ from agent_ls.core.errors import ConfigError
 from agent_ls.core.events import Event
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import ApprovalReply, ApprovalRequest
-from agent_ls.core.transcript import line_for
+from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.runtime import Session
 from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
@@ -119,6 +119,7 @@ async def run_headless(
     sys.stdout.flush()
     if ended.answer:
         print(f"\n{ended.answer}", file=sys.stderr)
+    print(f"agent-ls: usage: {usage_text(ended.usage)}", file=sys.stderr)
     if apply and changes:
         if ended.status != "done":
             print(f"agent-ls: not applying: the run ended {ended.status}", file=sys.stderr)

@@ -75,8 +75,18 @@ class Session:
         self.history: list[Message] = []
         self.last_run: RunEnded | None = None
 
-    async def run(self, *, task: str, focus: Focus, open_model: ModelOpener, emit: EventSink) -> RunEnded:
+    async def run(
+        self,
+        *,
+        task: str,
+        focus: Focus,
+        open_model: ModelOpener,
+        emit: EventSink,
+        usage_before: Usage = Usage(),
+    ) -> RunEnded:
         """Run ``task`` to a stop condition and return the ``RunEnded`` event (also emitted last).
+
+        ``usage_before`` is the usage of the editor session's earlier runs; events report the sum.
 
         Never raises except for programming errors; a model that cannot be opened ends the run with
         status ``error`` and a one-line reason.
@@ -85,7 +95,9 @@ class Session:
             model = open_model()
         except AgentLsError as exc:
             emit(RunStarted(session_id=self.session_id, task=task, model="(none)"))
-            ended = RunEnded(status="error", reason=str(exc), answer="", usage=Usage())
+            ended = RunEnded(
+                status="error", reason=str(exc), answer="", usage=Usage(), session_usage=usage_before
+            )
             emit(ended)
             self.last_run = ended
             return ended
@@ -101,6 +113,7 @@ class Session:
                 tools=self.registry,
                 emit=emit,
                 limits=self.limits,
+                session_usage=usage_before,
             )
         finally:
             await model.aclose()

@@ -9,37 +9,50 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_ls.core.loop import LoopLimits
 
-# The variables agent-ls reads, and nothing else. Keys are never logged.
+# The variables agent-ls reads by name. A user's config may name more: the key variable of a provider
+# (``api_key_env``), which ``EnvSnapshot.get`` answers too. Values are never logged.
 ENV_VARS = (
     "AGENT_LS_MODEL",
     "AGENT_LS_BASE_URL",
     "AGENT_LS_API_KEY",
+    "AGENT_LS_CONFIG_DIR",
     "OPENAI_BASE_URL",
     "OPENAI_API_KEY",
     "OPENROUTER_API_KEY",
+    "ANTHROPIC_API_KEY",
 )
 
 
-@dataclass(frozen=True)
 class EnvSnapshot:
-    """The environment variables of ``ENV_VARS`` that are set and non-empty."""
+    """A copy of the environment taken once, answering one variable at a time.
 
-    values: Mapping[str, str]
+    It holds every variable, because a provider's key variable is named in the user config
+    (``api_key_env``) and is not known in advance; but it only answers ``get(name)``, and its ``repr``
+    shows no name and no value, so logging a snapshot cannot leak a key.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self._values = dict(values)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> EnvSnapshot:
-        source = os.environ if environ is None else environ
-        return cls({name: source[name] for name in ENV_VARS if source.get(name)})
+        """A snapshot of ``environ``, or of this process's environment when None."""
+        return cls(os.environ if environ is None else environ)
 
     def get(self, name: str) -> str | None:
-        return self.values.get(name)
+        """The value of ``name``, or None when it is unset or empty."""
+        return self._values.get(name) or None
+
+    def __repr__(self) -> str:
+        return f"EnvSnapshot(<{len(self._values)} variables, values hidden>)"
 
 
 class PermissionSettings(BaseModel):

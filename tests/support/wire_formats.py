@@ -94,13 +94,17 @@ def _pieces(text: str, size: int = 8) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def _render_anthropic(step: ServerStep, number: int, model: str, request_bytes: int, stream: bool) -> Rendered:
+def _render_anthropic(
+    step: ServerStep, number: int, model: str, request_bytes: int, stream: bool
+) -> Rendered:
     from tests.support import wire_anthropic
 
     return wire_anthropic.render(step, number, model, request_bytes, stream)
 
 
-def _render_responses(step: ServerStep, number: int, model: str, request_bytes: int, stream: bool) -> Rendered:
+def _render_responses(
+    step: ServerStep, number: int, model: str, request_bytes: int, stream: bool
+) -> Rendered:
     from tests.support import wire_responses
 
     return wire_responses.render(step, number, model, request_bytes, stream)

@@ -34,6 +34,8 @@ export type EventKind =
   | 'runStarted'
   | 'turnStarted'
   | 'textDelta'
+  | 'reasoningDelta'
+  | 'retrying'
   | 'toolCall'
   | 'verdict'
   | 'toolResult'
@@ -112,6 +114,12 @@ export interface AgentEventNotification {
   model: string | null;
   /** On `usage`: the run's total so far. */
   usage: UsageSummary | null;
+  /** On `usage`: the last model call's usage. */
+  callUsage: UsageSummary | null;
+  /** On `usage`: the session's total so far, earlier runs included. */
+  sessionUsage: UsageSummary | null;
+  /** On `retrying`: true when the text streamed so far in this turn is void (clear it). */
+  partial: boolean | null;
 }
 
 export interface UsageSummary {
@@ -119,7 +127,7 @@ export interface UsageSummary {
   outputTokens: number;
   cachedInputTokens: number;
   estimated: boolean;
-  /** Null until prices exist. */
+  /** US dollars from the provider's price table; null when no price is configured. */
   costUsd: number | null;
 }
 
@@ -138,6 +146,7 @@ export interface RunEndedNotification {
   reason: string;
   answer: string;
   usage: UsageSummary;
+  sessionUsage: UsageSummary;
   proposal: ProposalSummary;
 }
 
@@ -192,6 +201,9 @@ export const WIRE_FIELDS = {
     verdict: 'required',
     model: 'required',
     usage: 'required',
+    callUsage: 'required',
+    sessionUsage: 'required',
+    partial: 'required',
   } satisfies Fields<AgentEventNotification>,
   UsageSummary: {
     inputTokens: 'required',
@@ -207,6 +219,7 @@ export const WIRE_FIELDS = {
     reason: 'required',
     answer: 'required',
     usage: 'required',
+    sessionUsage: 'required',
     proposal: 'required',
   } satisfies Fields<RunEndedNotification>,
 } as const;
@@ -216,6 +229,8 @@ export const EVENT_KINDS = Object.keys({
   runStarted: true,
   turnStarted: true,
   textDelta: true,
+  reasoningDelta: true,
+  retrying: true,
   toolCall: true,
   verdict: true,
   toolResult: true,

@@ -23,7 +23,7 @@ import { APPLY, DISCARD, REVIEW, runEndedView, SHOW_ANSWER, SHOW_TRANSCRIPT } fr
 import { taskLabel } from './runArgs';
 import type { AgentServer, ProgressValue } from './server';
 import { SECTION } from './settings';
-import { type StatusState, statusView, usageLine } from './status';
+import { type StatusState, statusView, streamTail, usageLine } from './status';
 
 export const ANSWER_SCHEME = 'agent-ls-answer';
 const EARLY_LIMIT = 20;
@@ -35,6 +35,8 @@ interface Run {
   ended: boolean;
   message?: string;
   usageText?: string;
+  /** The answer streamed so far in this turn (textDelta), shown live in the progress notification. */
+  streamed?: string;
   progress?: vscode.Progress<{ message?: string }>;
   closeNotification?: () => void;
 }
@@ -197,6 +199,13 @@ export class RunTracker implements vscode.Disposable {
     const run = this.runs.get(event.sessionId);
     if (event.kind === 'runStarted' && event.model && !this.configuredModel()?.trim()) {
       this.update({ model: event.model }); // the model came from the server's environment
+    }
+    if (run && event.kind === 'textDelta' && event.text) {
+      run.streamed = streamTail((run.streamed ?? '') + event.text);
+      run.progress?.report({ message: run.streamed });
+    }
+    if (run && (event.kind === 'turnStarted' || (event.kind === 'retrying' && event.partial))) {
+      run.streamed = undefined; // a new turn, or the failed attempt's text is void
     }
     const usageText = event.usage ? usageLine(event.usage) : event.text;
     if (event.kind === 'usage' && run && usageText) {

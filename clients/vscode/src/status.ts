@@ -75,3 +75,9 @@ export function statusView(state: StatusState): StatusView {
   const server = state.server === 'running' ? '' : `\nServer: ${state.server}`;
   return { text: `$(hubot) ${label}`, tooltip: `${modelLine}${server}\nClick to show the transcript.` };
 }
+
+/** The last characters of a streamed answer, on one line, as a progress message can show them. */
+export function streamTail(text: string, max = 120): string {
+  const line = text.replace(/\s+/g, ' ');
+  return line.length <= max ? line : `…${line.slice(line.length - max + 1)}`;
+}

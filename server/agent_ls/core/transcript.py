@@ -1,6 +1,6 @@
 """Transcript lines: one short human-readable line per event, shared by the LSP log and the CLI.
 
-Model text deltas are not transcript lines of their own (the completed message is); see ``line_for``.
+Streamed deltas are not transcript lines of their own (the completed message is); see ``line_for``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ from typing import assert_never
 
 from agent_ls.core.events import (
     Event,
+    MessageCompleted,
     MessageDelta,
+    ModelRetrying,
     ProposalChanged,
     RunEnded,
     RunStarted,
@@ -19,6 +21,7 @@ from agent_ls.core.events import (
     UsageReported,
     VerdictGiven,
 )
+from agent_ls.core.messages import Usage
 
 MAX_LINE_CHARS = 400
 
@@ -35,7 +38,14 @@ def line_for(event: Event) -> str | None:
             return f"▶ run started with {model} (session {session_id}): {_clip(task, 200)}"
         case TurnStarted(turn=turn, max_turns=max_turns):
             return f"— turn {turn}/{max_turns}"
-        case MessageDelta(text=text):
+        case MessageDelta():
+            return None
+        case ModelRetrying(attempt=attempt, max_attempts=most, wait_s=wait_s, reason=reason, partial=partial):
+            void = "; the partial answer above is void" if partial else ""
+            return f"↻ retrying in {wait_s:.1f} s (attempt {attempt}/{most}){void}: {_clip(reason, 300)}"
+        case MessageCompleted(text=text, reasoning=reasoning):
+            if not text:
+                return f"model (reasoning): {_clip(reasoning, 300)}"
             return f"model: {_clip(text)}"
         case ToolCallStarted(name=name, arguments=arguments):
             return f"→ {name} {_clip(arguments, 300)}"
@@ -48,11 +58,23 @@ def line_for(event: Event) -> str | None:
             suffix = f" (+{more} lines)" if more > 0 else ""
             return f"  {'✗' if is_error else '✓'} {name}: {_clip(first, 300)}{suffix}"
         case UsageReported(total=total):
-            approx = "~" if total.estimated else ""
-            return f"  tokens so far: {approx}{total.input_tokens} in, {approx}{total.output_tokens} out"
+            return f"  usage so far: {usage_text(total)}"
         case ProposalChanged(paths=paths):
             return f"  proposal: {len(paths)} file(s) changed: {', '.join(paths)}"
         case RunEnded(status=status, reason=reason):
             return f"■ run {status}: {reason}"
         case _:
             assert_never(event)
+
+
+def usage_text(usage: Usage) -> str:
+    """``1,234 in (1,000 cached), 56 out, $0.0123``; ``~`` marks estimates; no cost part without prices."""
+    approx = "~" if usage.estimated else ""
+    cached = f" ({usage.cached_input_tokens:,} cached)" if usage.cached_input_tokens else ""
+    text = f"{approx}{usage.input_tokens:,} in{cached}, {approx}{usage.output_tokens:,} out"
+    return text if usage.cost_usd is None else f"{text}, {cost_text(usage.cost_usd)}"
+
+
+def cost_text(cost_usd: float) -> str:
+    """Dollars with 4 decimals under $1 (``$0.0123``), 2 above (``$1.23``)."""
+    return f"${cost_usd:.4f}" if cost_usd < 1 else f"${cost_usd:,.2f}"

@@ -35,7 +35,16 @@ AGENT_EVENT = "agent/event"
 AGENT_RUN_ENDED = "agent/runEnded"
 
 EventKind = Literal[
-    "runStarted", "turnStarted", "textDelta", "toolCall", "verdict", "toolResult", "usage", "proposalChanged"
+    "runStarted",
+    "turnStarted",
+    "textDelta",
+    "reasoningDelta",
+    "retrying",
+    "toolCall",
+    "verdict",
+    "toolResult",
+    "usage",
+    "proposalChanged",
 ]
 
 
@@ -132,6 +141,12 @@ class AgentEventNotification(_Wire):
     """On ``runStarted``: the model string the run resolved (wherever it came from)."""
     usage: UsageSummary | None = None
     """On ``usage``: the run's total so far."""
+    call_usage: UsageSummary | None = None
+    """On ``usage``: the last model call's usage."""
+    session_usage: UsageSummary | None = None
+    """On ``usage``: the session's total so far, earlier runs included."""
+    partial: bool | None = None
+    """On ``retrying``: True when the text streamed so far in this turn is void (clear it)."""
 
 
 class ProposalSummary(_Wire):
@@ -146,4 +161,5 @@ class RunEndedNotification(_Wire):
     reason: str
     answer: str
     usage: UsageSummary
+    session_usage: UsageSummary
     proposal: ProposalSummary

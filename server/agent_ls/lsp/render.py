@@ -15,7 +15,9 @@ from lsprotocol import types as t
 
 from agent_ls.core.events import (
     Event,
+    MessageCompleted,
     MessageDelta,
+    ModelRetrying,
     ProposalChanged,
     RunEnded,
     RunStarted,
@@ -26,19 +28,19 @@ from agent_ls.core.events import (
     VerdictGiven,
 )
 from agent_ls.core.messages import Usage
-from agent_ls.core.transcript import line_for
+from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.lsp import protocol as p
 from agent_ls.lsp.state import AgentLanguageServer
 
 
 def usage_summary(usage: Usage) -> p.UsageSummary:
-    """The wire form of a usage total; ``costUsd`` stays null until prices exist."""
+    """The wire form of a usage figure; ``costUsd`` is null when no price is configured."""
     return p.UsageSummary(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cached_input_tokens=usage.cached_input_tokens,
         estimated=usage.estimated,
-        cost_usd=None,
+        cost_usd=usage.cost_usd,
     )
 
 
@@ -59,6 +61,7 @@ class LspEventRenderer:
         self._token = token
         self.progress = progress
         self._run_ended = run_ended
+        self._total: Usage | None = None
 
     def __call__(self, event: Event) -> None:
         line = line_for(event)
@@ -78,8 +81,15 @@ class LspEventRenderer:
                 return p.AgentEventNotification(session_id=sid, kind="runStarted", text=task, model=model)
             case TurnStarted(turn=turn):
                 return p.AgentEventNotification(session_id=sid, kind="turnStarted", text=str(turn))
-            case MessageDelta(text=text):
-                return p.AgentEventNotification(session_id=sid, kind="textDelta", text=text)
+            case MessageDelta(text=text, kind=kind):
+                wire_kind: p.EventKind = "textDelta" if kind == "text" else "reasoningDelta"
+                return p.AgentEventNotification(session_id=sid, kind=wire_kind, text=text)
+            case ModelRetrying(partial=partial):
+                return p.AgentEventNotification(
+                    session_id=sid, kind="retrying", text=line_for(event), partial=partial
+                )
+            case MessageCompleted():
+                return None  # the deltas carried the text; the transcript line is the log message
             case ToolCallStarted(name=name, arguments=arguments):
                 return p.AgentEventNotification(
                     session_id=sid, kind="toolCall", tool_name=name, text=arguments
@@ -92,10 +102,14 @@ class LspEventRenderer:
                 return p.AgentEventNotification(
                     session_id=sid, kind="toolResult", tool_name=name, text=output
                 )
-            case UsageReported(total=total):
-                text = f"{total.input_tokens} in, {total.output_tokens} out"
+            case UsageReported(usage=usage, total=total, session=session):
                 return p.AgentEventNotification(
-                    session_id=sid, kind="usage", text=text, usage=usage_summary(total)
+                    session_id=sid,
+                    kind="usage",
+                    text=usage_text(total),
+                    usage=usage_summary(total),
+                    call_usage=usage_summary(usage),
+                    session_usage=usage_summary(session),
                 )
             case ProposalChanged(paths=paths):
                 return p.AgentEventNotification(session_id=sid, kind="proposalChanged", text="\n".join(paths))
@@ -112,8 +126,13 @@ class LspEventRenderer:
             case RunStarted(task=task):
                 title = "Agent: " + (task if len(task) <= 60 else task[:59] + "…")
                 progress.begin(self._token, t.WorkDoneProgressBegin(title=title, cancellable=True))
-            case TurnStarted() | ToolCallStarted():
-                progress.report(self._token, t.WorkDoneProgressReport(message=line.strip("—→ ")))
+            case TurnStarted() | ToolCallStarted() | ModelRetrying():
+                message = line.strip("—→ ")
+                if isinstance(event, TurnStarted) and self._total is not None:
+                    message += f" · {usage_text(self._total)}"
+                progress.report(self._token, t.WorkDoneProgressReport(message=message))
+            case UsageReported(total=total):
+                self._total = total
             case RunEnded(status=status, reason=reason):
                 progress.end(self._token, t.WorkDoneProgressEnd(message=f"{status}: {reason}"))
             case _:

@@ -14,6 +14,7 @@ from lsprotocol import types as t
 from pygls.lsp.server import LanguageServer
 
 from agent_ls import __version__
+from agent_ls.core.messages import Usage
 from agent_ls.lsp.capabilities import ClientFlags
 from agent_ls.runtime import Session
 from agent_ls.settings import EditorSettings
@@ -35,6 +36,8 @@ class ServerState:
     settings: EditorSettings = field(default_factory=EditorSettings)
     roots: list[Path] = field(default_factory=list)
     sessions: dict[str, SessionEntry] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    """Usage of every run of this editor session (this server process), summed as runs end."""
 
 
 class AgentLanguageServer(LanguageServer):

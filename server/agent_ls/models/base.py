@@ -120,6 +120,13 @@ class StreamReader(ABC):
     @abstractmethod
     def finish(self) -> ModelResponse: ...
 
+    saw_done: bool = False
+    """True once the server sent the ``data: [DONE]`` sentinel (OpenAI Chat Completions)."""
+
+    def done(self) -> None:
+        """Called for ``data: [DONE]`` instead of ``feed``; ``finish`` follows."""
+        self.saw_done = True
+
 
 class HttpModelClient(ABC):
     """A ``ModelClient`` over one HTTP wire API (see ``core/ports.py`` for the contract)."""
@@ -200,6 +207,7 @@ class HttpModelClient(ABC):
                 try:
                     async for sse in EventSource(response).aiter_sse():
                         if sse.data.strip() == "[DONE]":
+                            reader.done()
                             break
                         reader.feed(sse.event, sse.data, emit)
                 except SSEError as exc:

@@ -1,41 +1,57 @@
-"""OpenAI Chat Completions (``POST {base_url}/chat/completions``), non-streaming, for OpenAI, Ollama,
-OpenRouter and any other OpenAI-compatible server (vLLM, llama.cpp, LM Studio).
+"""OpenAI Chat Completions (``POST {base_url}/chat/completions``), streamed or not, for OpenAI, OpenRouter,
+Ollama and any other OpenAI-compatible server (vLLM, llama.cpp, LM Studio).
 
-One ``complete`` call, in order:
-1. map the conversation and tool specs to a request body (``chat_request_body``);
-2. send it, translating transport failures and error statuses (``models/errors.py``);
-3. read the body leniently (``ChatCompletion``) and map it back to a ``ModelResponse``: tool calls with
-   an empty name are dropped, missing ids are synthesized, arguments stay raw JSON text.
+``HttpModelClient.complete`` (``models/base.py``) sequences a call; this module supplies its parts:
+1. the request body (``chat_request``): messages, tools with ``tool_choice: "auto"``, and for a streamed
+   call ``stream: true`` with ``stream_options.include_usage``;
+2. a whole JSON response read leniently (``ChatCompletion``), or a stream of ``chat.completion.chunk``
+   events accumulated by ``ChatStreamReader``, which emits text and reasoning deltas as they arrive;
+3. the reply: reasoning (``reasoning_content``, ``reasoning``, a leading ``<think>`` block) apart from
+   the text, tool calls repaired and, when none came structured, recovered from the text
+   (``repair.finalize_reply``); usage from the server, else estimated.
 
-Behaviour follows the OpenAI Chat Completions API reference; the leniency follows what local servers
-send (see ../shared/corpus/tool-calls: tc01 arguments as an object, tc06 an entry with no function).
+Behaviour follows the OpenAI Chat Completions API reference (streaming: ``choices[0].delta`` with
+``tool_calls[].index``; a last chunk with empty ``choices`` and ``usage``; ``data: [DONE]``); the leniency
+follows what servers send (../shared/corpus/tool-calls: tc01 object arguments, tc04/tc05 empty strings on
+continuation deltas, tc06 an entry with no function, tc07 no index, tc08 one index for two calls, tc09
+an index starting at 1, tc10 ``finish_reason: "stop"`` with tool calls).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-from collections.abc import Sequence
-from typing import Any, assert_never
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, assert_never
 
-import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent_ls.core.errors import (
+    ModelError,
+    ModelOverloadedError,
+    ModelResponseError,
+    ModelServerError,
+    ModelStreamError,
+)
+from agent_ls.core.events import EventSink, MessageDelta
 from agent_ls.core.messages import (
     AssistantMessage,
     Message,
     ModelResponse,
     SystemMessage,
-    ToolCall,
     ToolResultMessage,
     ToolSpec,
     Usage,
     UserMessage,
 )
-from agent_ls.models.errors import Endpoint, read_body, translated_errors
+from agent_ls.models.base import HttpModelClient, StreamReader, estimate_usage
+from agent_ls.models.errors import Endpoint
+from agent_ls.models.repair import PartialCall, finalize_reply
 
 log = logging.getLogger(__name__)
+
+MAX_SERVER_MESSAGE_CHARS = 300
 
 
 class _Lenient(BaseModel):
@@ -50,6 +66,8 @@ class ChatFunction(_Lenient):
 
 class ChatToolCall(_Lenient):
     id: str | None = None
+    # Streaming only: the key that groups deltas of one call; missing on some servers (corpus tc07).
+    index: int | None = None
     function: ChatFunction | None = None
 
 
@@ -58,7 +76,12 @@ class ChatContentPart(_Lenient):
 
 
 class ChatMessage(_Lenient):
+    """A whole message (``choices[].message``) or a streamed piece of one (``choices[].delta``)."""
+
     content: str | list[ChatContentPart] | None = None
+    # ``reasoning_content``: vLLM, DeepSeek, llama.cpp, Ollama; ``reasoning``: OpenRouter, newer vLLM.
+    reasoning_content: str | None = None
+    reasoning: str | None = None
     tool_calls: list[ChatToolCall] | None = None
 
 
@@ -78,72 +101,94 @@ class ChatUsage(_Lenient):
 
 
 class ChatCompletion(_Lenient):
-    """The parts of a chat completion we read; everything else is ignored."""
+    """The parts of a ``chat.completion`` we read; everything else is ignored."""
 
     choices: list[ChatChoice] = Field(min_length=1)
     usage: ChatUsage | None = None
 
 
-class OpenAIChatClient:
+class ChatChunkChoice(_Lenient):
+    delta: ChatMessage | None = None
+    finish_reason: str | None = None
+
+
+class ChatChunk(_Lenient):
+    """The parts of a ``chat.completion.chunk`` we read; the usage chunk has empty (vLLM: null) choices."""
+
+    choices: list[ChatChunkChoice] | None = None
+    usage: ChatUsage | None = None
+
+
+class OpenAIChatClient(HttpModelClient):
     """A ``ModelClient`` over OpenAI Chat Completions (see ``core/ports.py`` for the contract).
 
-    Args:
-        model: the model name the server knows (``qwen2.5-coder:7b``, ``anthropic/claude-sonnet-4``).
-        base_url: the API root, up to and including ``/v1``; a trailing slash is ignored.
-        api_key: sent as ``Authorization: Bearer <key>`` when set; never logged or put in an error.
-        model_name: the user's model string, shown in events and errors; defaults to ``model``.
-        key_env: the provider's key variable, named in the hint of an auth error (``OPENAI_API_KEY``).
-        timeout_s: the httpx timeout of each connect, read and write, in seconds.
-        transport: an httpx transport to use instead of the network (tests pass ``httpx.MockTransport``).
+    Built as ``OpenAIChatClient(WireConfig(...))``; ``config.stream`` chooses server-sent events (default)
+    or one JSON body, ``config.max_output_tokens`` is sent as ``max_tokens`` when set.
     """
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str,
-        api_key: str | None = None,
-        model_name: str | None = None,
-        key_env: str | None = None,
-        timeout_s: float = 120.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self._model = model
-        self._endpoint = Endpoint(
-            url=base_url.rstrip("/") + "/chat/completions",
-            model_name=model_name or model,
-            key_env=key_env,
-            api_key=api_key,
+    wire: ClassVar[str] = "openai-chat"
+    path: ClassVar[str] = "/chat/completions"
+
+    def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
+        return chat_request(
+            self.config.model,
+            messages,
+            tools,
+            stream=self.config.stream,
+            max_output_tokens=self.config.max_output_tokens,
         )
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        self._http = httpx.AsyncClient(headers=headers, timeout=timeout_s, transport=transport)
 
-    @property
-    def model_name(self) -> str:
-        return self._endpoint.model_name
+    def read_response(self, body: Any, tools: Sequence[ToolSpec], request_bytes: int) -> ModelResponse:
+        if isinstance(body, dict) and body.get("error"):
+            raise inband_error(body["error"], self.endpoint)
+        try:
+            completion = ChatCompletion.model_validate(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "body"
+            raise ModelResponseError(
+                f"the model server at {self.endpoint.url} sent an unreadable response for model "
+                f"{self.endpoint.model_name}: unexpected body: {where}: {first['msg']}"
+            ) from exc
+        choice = completion.choices[0]
+        partials = [
+            PartialCall(
+                id=entry.id,
+                name=entry.function.name if entry.function else None,
+                arguments=entry.function.arguments if entry.function else None,
+            )
+            for entry in choice.message.tool_calls or []
+        ]
+        reasoning = choice.message.reasoning_content or choice.message.reasoning or ""
+        splitter = ThinkSplitter()
+        pieces = splitter.feed(_text(choice.message.content)) + splitter.flush()
+        message = _assistant_message(
+            "".join(piece for kind, piece in pieces if kind == "text"),
+            reasoning + "".join(piece for kind, piece in pieces if kind == "reasoning"),
+            partials,
+            tools,
+        )
+        usage = _usage(completion.usage, request_bytes, message)
+        return ModelResponse(message=message, usage=usage, finish_reason=choice.finish_reason)
 
-    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> ModelResponse:
-        """Send the whole conversation once and return the model's answer.
-
-        Raises:
-            ModelError: one of its subclasses, with a one-line message naming the URL and the model
-                (see ``models/errors.py``).
-        """
-        body = chat_request_body(self._model, messages, tools)
-        with translated_errors(self._endpoint):
-            response = await self._http.post(self._endpoint.url, content=body)
-            response.raise_for_status()
-        completion = read_body(response, self._endpoint, ChatCompletion)
-        return model_response(completion, body)
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
+    def stream_reader(self, tools: Sequence[ToolSpec], request_bytes: int) -> StreamReader:
+        return ChatStreamReader(self.endpoint, self.stream_failure, tools, request_bytes)
 
 
-def chat_request_body(model: str, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
-    """The JSON request body (UTF-8) for ``messages`` in order; ``tools``/``tool_choice`` only with tools."""
+def chat_request(
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+    *,
+    stream: bool = False,
+    max_output_tokens: int | None = None,
+) -> dict[str, Any]:
+    """The JSON request for ``messages`` in order.
+
+    ``tools`` with ``tool_choice: "auto"`` only when there are tools; ``stream`` and
+    ``stream_options: {"include_usage": true}`` only when streaming; ``max_tokens`` only when
+    ``max_output_tokens`` (tokens) is set. Reasoning and other wires' opaque items are never sent.
+    """
     body: dict[str, Any] = {"model": model, "messages": [_wire_message(message) for message in messages]}
     if tools:
         body["tools"] = [
@@ -154,6 +199,24 @@ def chat_request_body(model: str, messages: Sequence[Message], tools: Sequence[T
             for t in tools
         ]
         body["tool_choice"] = "auto"
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    if max_output_tokens is not None:
+        body["max_tokens"] = max_output_tokens
+    return body
+
+
+def chat_request_body(
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+    *,
+    stream: bool = False,
+    max_output_tokens: int | None = None,
+) -> bytes:
+    """``chat_request`` as UTF-8 JSON, as ``HttpModelClient.complete`` sends it."""
+    body = chat_request(model, messages, tools, stream=stream, max_output_tokens=max_output_tokens)
     return json.dumps(body, ensure_ascii=False).encode()
 
 
@@ -186,69 +249,249 @@ def _wire_message(message: Message) -> dict[str, Any]:
             assert_never(message)
 
 
-def model_response(completion: ChatCompletion, request_body: bytes) -> ModelResponse:
-    """Map the first choice of ``completion`` to a ``ModelResponse``.
+@dataclass
+class _CallDeltas:
+    """One tool call being accumulated from stream deltas; empty strings never overwrite (tc04, tc05)."""
 
-    ``finish_reason`` is kept but not authoritative: tool calls are returned whatever it says (corpus tc10).
-    When the server reports no usage, it is estimated from ``request_body`` and the reply (bytes / 4).
+    id: str | None = None
+    name: str | None = None
+    arguments: list[str] = field(default_factory=list)
+
+    def starts_new_call(self, call_id: str | None, name: str | None) -> bool:
+        """A delta with another non-empty id (tc07, tc08), or without ids another name, is a new call."""
+        if call_id and self.id:
+            return call_id != self.id
+        return bool(name and self.name and name != self.name and not call_id)
+
+    def add(self, call_id: str | None, name: str | None, arguments: Any) -> None:
+        self.id = self.id or call_id
+        self.name = self.name or name
+        if isinstance(arguments, str):
+            self.arguments.append(arguments)
+        elif arguments is not None:
+            self.arguments.append(json.dumps(arguments, ensure_ascii=False))
+
+
+class ChatStreamReader(StreamReader):
+    """Accumulates one streamed chat completion (see ``StreamReader``).
+
+    Tool-call deltas are grouped by ``index`` used as an opaque key (tc09 starts at 1); a delta without an
+    index continues the latest call. Under either key, a delta whose new non-empty id differs from
+    the call's id starts a new call. Content and reasoning pieces are emitted as ``MessageDelta`` as they
+    arrive (a leading ``<think>`` block as reasoning). The response is complete once a ``finish_reason``
+    or ``[DONE]`` came; ``finish_reason`` itself does not decide whether calls run (tc10). Usage comes
+    from the last chunk that carried it, else it is estimated.
+
+    Raises:
+        ModelStreamError: an event is not JSON or not a chunk; the stream ended incomplete.
+        ModelOverloadedError / ModelServerError: a chunk carrying ``error`` (OpenAI, OpenRouter and vLLM send
+            ``data: {"error": {...}}`` after HTTP 200), or ``finish_reason: "error"``.
     """
-    choice = completion.choices[0]
-    message = AssistantMessage(text=_text(choice.message.content), tool_calls=_tool_calls(choice.message))
-    usage = completion.usage
-    if usage is None:
-        reported = estimate_usage(request_body, message)
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        stream_failure: Callable[[str], str],
+        tools: Sequence[ToolSpec],
+        request_bytes: int,
+    ) -> None:
+        self._endpoint = endpoint
+        self._stream_failure = stream_failure
+        self._tools = tools
+        self._request_bytes = request_bytes
+        self._text = ThinkSplitter()
+        self._answer: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: list[_CallDeltas] = []
+        self._by_index: dict[int, _CallDeltas] = {}
+        self._finish_reason: str | None = None
+        self._usage: ChatUsage | None = None
+
+    def feed(self, event: str, data: str, emit: EventSink) -> None:
+        if not data.strip():
+            return
+        try:
+            payload = json.loads(data)
+        except ValueError as exc:
+            raise ModelStreamError(self._stream_failure(f"an event is not JSON: {data[:80]!r}")) from exc
+        if isinstance(payload, dict) and payload.get("error"):
+            raise inband_error(payload["error"], self._endpoint)
+        if event == "error":
+            raise inband_error(payload, self._endpoint)
+        try:
+            chunk = ChatChunk.model_validate(payload)
+        except ValidationError as exc:
+            raise ModelStreamError(
+                self._stream_failure(f"an event is not a chat completion chunk: {data[:80]!r}")
+            ) from exc
+        if chunk.usage is not None:
+            self._usage = chunk.usage
+        if not chunk.choices:
+            return
+        choice = chunk.choices[0]
+        if choice.delta is not None:
+            self._take(choice.delta, emit)
+        if choice.finish_reason == "error":
+            raise inband_error("the server ended the response with finish_reason error", self._endpoint)
+        if choice.finish_reason:
+            self._finish_reason = choice.finish_reason
+
+    def _take(self, delta: ChatMessage, emit: EventSink) -> None:
+        reasoning = delta.reasoning_content or delta.reasoning
+        if reasoning:
+            self._emit("reasoning", reasoning, emit)
+        for kind, piece in self._text.feed(_text(delta.content)):
+            self._emit(kind, piece, emit)
+        for entry in delta.tool_calls or []:
+            call_id = entry.id or None
+            name = (entry.function.name if entry.function else None) or None
+            if entry.index is None:
+                current = self._calls[-1] if self._calls else None
+            else:
+                current = self._by_index.get(entry.index)
+            if current is None or current.starts_new_call(call_id, name):
+                current = _CallDeltas()
+                self._calls.append(current)
+            if entry.index is not None:
+                self._by_index[entry.index] = current
+            current.add(call_id, name, entry.function.arguments if entry.function else None)
+
+    def _emit(self, kind: str, piece: str, emit: EventSink) -> None:
+        if kind == "reasoning":
+            self._reasoning.append(piece)
+            emit(MessageDelta(text=piece, kind="reasoning"))
+        else:
+            self._answer.append(piece)
+            emit(MessageDelta(text=piece))
+
+    def finish(self) -> ModelResponse:
+        if self._finish_reason is None and not self.saw_done:
+            raise ModelStreamError(
+                self._stream_failure("ended before the response was complete (no finish_reason, no [DONE])")
+            )
+        for kind, piece in self._text.flush():
+            (self._reasoning if kind == "reasoning" else self._answer).append(piece)
+        partials = [
+            PartialCall(id=call.id, name=call.name, arguments="".join(call.arguments) or None)
+            for call in self._calls
+        ]
+        message = _assistant_message("".join(self._answer), "".join(self._reasoning), partials, self._tools)
+        usage = _usage(self._usage, self._request_bytes, message)
+        return ModelResponse(message=message, usage=usage, finish_reason=self._finish_reason)
+
+
+class ThinkSplitter:
+    """Splits answer text that opens with ``<think>…</think>`` (DeepSeek-R1, Qwen3 and QwQ served without a
+    reasoning parser) into reasoning and text, piece by piece as it streams.
+
+    ``feed`` returns ``(kind, text)`` pairs, kind ``"reasoning"`` or ``"text"``, holding back only what
+    could still be the start of a tag; ``flush`` returns what was held back. Only a block at the very
+    start (after whitespace) counts; the whitespace after ``</think>`` is dropped. An unclosed block is
+    reasoning to the end.
+    """
+
+    OPEN = "<think>"
+    CLOSE = "</think>"
+
+    def __init__(self) -> None:
+        self._state = "start"
+        self._held = ""
+
+    def feed(self, piece: str) -> list[tuple[str, str]]:
+        if not piece:
+            return []
+        out: list[tuple[str, str]] = []
+        self._held += piece
+        if self._state == "start":
+            stripped = self._held.lstrip()
+            if stripped.startswith(self.OPEN):
+                self._state, self._held = "think", stripped[len(self.OPEN) :]
+            elif self.OPEN.startswith(stripped):
+                return out
+            else:
+                self._state = "text"
+        if self._state == "think":
+            end = self._held.find(self.CLOSE)
+            if end == -1:
+                keep = _partial_suffix(self._held, self.CLOSE)
+                out.append(("reasoning", self._held[: len(self._held) - keep]))
+                self._held = self._held[len(self._held) - keep :]
+            else:
+                out.append(("reasoning", self._held[:end]))
+                self._state, self._held = "after", self._held[end + len(self.CLOSE) :]
+        if self._state == "after":
+            self._held = self._held.lstrip()
+            if self._held:
+                self._state = "text"
+        if self._state == "text":
+            out.append(("text", self._held))
+            self._held = ""
+        return [(kind, text) for kind, text in out if text]
+
+    def flush(self) -> list[tuple[str, str]]:
+        held, self._held = self._held, ""
+        if not held or self._state == "after":
+            return []
+        return [("reasoning" if self._state == "think" else "text", held)]
+
+
+def _partial_suffix(text: str, tag: str) -> int:
+    """The length of the longest suffix of ``text`` that is a proper prefix of ``tag``."""
+    for size in range(min(len(tag) - 1, len(text)), 0, -1):
+        if tag.startswith(text[-size:]):
+            return size
+    return 0
+
+
+def inband_error(error: Any, endpoint: Endpoint) -> ModelError:
+    """The ``ModelError`` for an error a server sent in a 200 response (a stream chunk or a JSON body).
+
+    ``error`` is the ``error`` member (an object with ``message``/``type``/``code``, or text). An
+    overloaded one (type or message says overloaded, or code 529) is ``ModelOverloadedError``, any other
+    ``ModelServerError``; both are retried. The message is one line naming the URL and the model; the API
+    key is redacted.
+    """
+    said = error
+    kind = ""
+    if isinstance(error, dict):
+        said = error.get("message") or error
+        kind = f"{error.get('type') or ''} {error.get('code') or ''}"
+    said_text = said if isinstance(said, str) else json.dumps(said, ensure_ascii=False)
+    line = " ".join(said_text.split())
+    if len(line) > MAX_SERVER_MESSAGE_CHARS:
+        line = line[: MAX_SERVER_MESSAGE_CHARS - 1] + "…"
+    where = f"the model server at {endpoint.url}"
+    if "overloaded" in f"{kind} {line}".lower() or "529" in kind.split():
+        error_class: type[ModelError] = ModelOverloadedError
+        message = f"{where} is overloaded (error after HTTP 200) for model {endpoint.model_name}: {line}"
     else:
-        details = usage.prompt_tokens_details
-        reported = Usage(
-            input_tokens=usage.prompt_tokens or 0,
-            output_tokens=usage.completion_tokens or 0,
-            cached_input_tokens=(details.cached_tokens or 0) if details else 0,
-        )
-    return ModelResponse(message=message, usage=reported, finish_reason=choice.finish_reason)
+        error_class = ModelServerError
+        message = f"{where} failed (error after HTTP 200) for model {endpoint.model_name}: {line}"
+    if endpoint.api_key and endpoint.api_key.strip():
+        message = message.replace(endpoint.api_key.strip(), "***")
+    return error_class(message)
 
 
-def estimate_usage(request_body: bytes, reply: AssistantMessage) -> Usage:
-    """Tokens as bytes / 4: the request body for input, the reply's text and arguments for output."""
-    reply_bytes = len(reply.text.encode()) + sum(
-        len(call.name.encode()) + len(call.arguments.encode()) for call in reply.tool_calls
+def _assistant_message(
+    text: str, reasoning: str, partials: Sequence[PartialCall], tools: Sequence[ToolSpec]
+) -> AssistantMessage:
+    visible, calls = finalize_reply(text, partials, tools)
+    return AssistantMessage(text=visible, tool_calls=calls, reasoning=reasoning)
+
+
+def _usage(usage: ChatUsage | None, request_bytes: int, message: AssistantMessage) -> Usage:
+    """The server's usage (prompt, completion and cached prompt tokens), else an estimate."""
+    if usage is None:
+        return estimate_usage(request_bytes, message)
+    details = usage.prompt_tokens_details
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=usage.completion_tokens or 0,
+        cached_input_tokens=(details.cached_tokens or 0) if details else 0,
     )
-    return Usage(input_tokens=len(request_body) // 4, output_tokens=reply_bytes // 4, estimated=True)
 
 
 def _text(content: str | list[ChatContentPart] | None) -> str:
     if isinstance(content, list):
         return "".join(part.text or "" for part in content)
     return content or ""
-
-
-def _tool_calls(message: ChatMessage) -> tuple[ToolCall, ...]:
-    """The calls in order; entries without a function name are dropped (never run a nameless call)."""
-    calls: list[ToolCall] = []
-    for position, entry in enumerate(message.tool_calls or [], start=1):
-        name = entry.function.name if entry.function else None
-        if not name:
-            log.warning("dropped a tool call without a function name: %s", entry.model_dump_json())
-            continue
-        arguments = _raw_arguments(entry.function.arguments if entry.function else None)
-        call_id = entry.id or synthetic_call_id(position, name, arguments)
-        calls.append(ToolCall(call_id=call_id, name=name, arguments=arguments))
-    return tuple(calls)
-
-
-def _raw_arguments(arguments: Any) -> str:
-    """Arguments as JSON text: a string as received (not parsed here), anything else serialized;
-    absent, null or blank means no arguments, ``{}``."""
-    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-        return "{}"
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps(arguments, ensure_ascii=False)
-
-
-def synthetic_call_id(position: int, name: str, arguments: str) -> str:
-    """A stable id for a call the server sent without one: ``call_<position>_<12 hex of sha256>``.
-
-    ``position`` is the 1-based place of the entry in the response's ``tool_calls``.
-    """
-    digest = hashlib.sha256(f"{name}\x00{arguments}".encode()).hexdigest()[:12]
-    return f"call_{position}_{digest}"

@@ -9,6 +9,7 @@ from agent_ls.core.errors import ModelServerError
 from agent_ls.core.events import (
     Event,
     EventSink,
+    MessageCompleted,
     MessageDelta,
     RunEnded,
     RunStarted,
@@ -109,13 +110,17 @@ async def test_tool_call_then_answer_gives_the_exact_event_sequence() -> None:
         RunStarted(session_id="s1", task="task", model="fake/model"),
         TurnStarted(turn=1, max_turns=15),
         MessageDelta(text="looking"),
-        UsageReported(usage=U, total=total1),
+        MessageCompleted(text="looking"),
+        UsageReported(usage=U, total=total1, session=total1),
         ToolCallStarted(call_id="c1", name="echo", arguments='{"a":1}'),
         ToolCallFinished(call_id="c1", name="echo", is_error=False, output='{"a":1}'),
         TurnStarted(turn=2, max_turns=15),
         MessageDelta(text="done"),
-        UsageReported(usage=U, total=total2),
-        RunEnded(status="done", reason="the model answered", answer="done", usage=total2),
+        MessageCompleted(text="done"),
+        UsageReported(usage=U, total=total2, session=total2),
+        RunEnded(
+            status="done", reason="the model answered", answer="done", usage=total2, session_usage=total2
+        ),
     ]
     assert ended == events[-1]
     assert history[2] == ToolResultMessage(call_id="c1", name="echo", content='{"a":1}')
@@ -155,3 +160,24 @@ async def test_cancel_during_a_tool_call_answers_the_orphans() -> None:
 async def test_unexpected_exception_is_reported_not_raised() -> None:
     ended, _, _ = await _run(ScriptedModel([RuntimeError("boom")]))
     assert (ended.status, ended.reason) == ("error", "internal error: RuntimeError: boom")
+
+
+async def test_session_usage_adds_the_earlier_runs() -> None:
+    before = Usage(input_tokens=100, output_tokens=7, cost_usd=0.5)
+    model = ScriptedModel([AssistantMessage(text="done")])
+    events: list[Event] = []
+    ended = await run_loop(
+        session_id="s1",
+        task="task",
+        history=[UserMessage("task")],
+        model=model,
+        tools=EchoTools(),
+        emit=events.append,
+        limits=LoopLimits(),
+        session_usage=before,
+    )
+    assert ended.usage == U
+    assert ended.session_usage == before + U
+    assert ended.session_usage.cost_usd == 0.5  # a call without a price leaves the known cost as it is
+    usage_events = [e for e in events if isinstance(e, UsageReported)]
+    assert [e.session for e in usage_events] == [before + U]

@@ -10,6 +10,7 @@ const ended = (over: Partial<RunEndedNotification>): RunEndedNotification => ({
   reason: 'the model answered',
   answer: '',
   usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, estimated: false, costUsd: null },
+  sessionUsage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, estimated: false, costUsd: null },
   proposal: { files: [], added: 0, removed: 0 },
   ...over,
 });

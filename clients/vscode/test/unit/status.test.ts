@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import type { UsageSummary } from '../../src/protocol';
-import { formatCost, formatTokens, statusView } from '../../src/status';
+import { formatCost, formatTokens, statusView, streamTail } from '../../src/status';
 
 const usage = (over: Partial<UsageSummary> = {}): UsageSummary => ({
   inputTokens: 12000,
@@ -51,4 +51,12 @@ test('after a run: total tokens, ~ when estimated, cost once there are prices', 
 
 test('a server that failed to start shows an error icon', () => {
   assert.equal(statusView({ model: 'm/x', server: 'failed', last: { status: 'done', usage: usage() } }).text, '$(error) Agent');
+});
+
+test('a streamed answer shows its last characters on one line', () => {
+  assert.equal(streamTail('Looking at\n  the file'), 'Looking at the file');
+  const long = 'x'.repeat(200) + 'END';
+  const tail = streamTail(long, 20);
+  assert.equal(tail.length, 20);
+  assert.ok(tail.startsWith('…') && tail.endsWith('END'));
 });

@@ -153,7 +153,10 @@ async def _drive(ls: AgentLanguageServer, entry: SessionEntry, params: p.RunPara
             focus=focus,
             open_model=lambda: open_model(resolve_model(params.model, settings, EnvSnapshot.from_environ())),
             emit=renderer,
+            usage_before=ls.state.usage,
         )
+        if session.last_run is not None:  # summed, not copied: runs may overlap
+            ls.state.usage = ls.state.usage + session.last_run.usage
     finally:
         ls.work_done_progress.tokens.pop(token, None)
         session.close()
@@ -166,6 +169,7 @@ def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotification:
         reason=ended.reason,
         answer=ended.answer,
         usage=usage_summary(ended.usage),
+        session_usage=usage_summary(ended.session_usage),
         proposal=_summary(session.proposal()),
     )
 
