@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sys
-from collections.abc import AsyncIterator, Iterator
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -61,13 +62,35 @@ def model_server() -> Iterator[FakeModelServer]:
     server.stop()
 
 
+# Wire-API tests configure providers in this user config dir (written per test before the run; the
+# server reads its config at each run). Empty by default, so the developer's own config never leaks in.
+CONFIG_DIR = Path(tempfile.mkdtemp(prefix="agent-ls-e2e-config-"))
+
+SERVER_ENV = {"AGENT_LS_API_KEY": SECRET_KEY, "AGENT_LS_CONFIG_DIR": str(CONFIG_DIR)}
+
+
+@pytest.fixture
+def user_config() -> Iterator[Callable[[str], None]]:
+    """Writes the server's user ``agent-ls.toml`` (in ``CONFIG_DIR``) before a run; removed after the test."""
+    path = CONFIG_DIR / "agent-ls.toml"
+    path.unlink(missing_ok=True)
+    yield lambda text: path.write_text(text, encoding="utf-8")
+    path.unlink(missing_ok=True)
+
+
 @pytest_lsp.fixture(
     config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "agent_ls", "serve"],
-        server_env={"AGENT_LS_API_KEY": SECRET_KEY},
+        server_command=[sys.executable, "-m", "agent_ls", "serve"], server_env=SERVER_ENV
     )
 )
 async def client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    prepare_client(lsp_client)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+def prepare_client(lsp_client: LanguageClient) -> None:
+    """Record agent notifications, answer prompts from ``agent["answers"]`` and apply edits like an editor."""
     state: dict[str, Any] = {
         "answers": [],
         "prompts": [],
@@ -102,9 +125,6 @@ async def client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
     @lsp_client.feature("agent/runEnded")
     def _ended(params: Any) -> None:
         state["ended"].append(params)
-
-    yield lsp_client
-    await lsp_client.shutdown_session()
 
 
 async def start(
@@ -149,3 +169,13 @@ async def run_ended(client: LanguageClient, session_id: str, timeout_s: float = 
 
 def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
     return [m for m in request["messages"] if m["role"] == "tool"]
+
+
+async def first_event(client: LanguageClient, kind: str, timeout_s: float = 10.0) -> Any:
+    """Wait for the first ``agent/event`` of ``kind`` (polling the recorded notifications)."""
+    async with asyncio.timeout(timeout_s):
+        while True:
+            for event in client.agent["events"]:  # type: ignore[attr-defined]
+                if field(event, "kind") == kind:
+                    return event
+            await asyncio.sleep(0.01)

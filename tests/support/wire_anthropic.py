@@ -90,6 +90,7 @@ def _block_events(index: int, block: dict[str, Any]) -> list[str]:
         return sse({"type": "content_block_delta", "index": index, "delta": body}, "content_block_delta")
 
     kind = block["type"]
+    start: dict[str, Any]
     if kind == "thinking":
         start = {"type": "thinking", "thinking": ""}
         deltas = [

@@ -1,0 +1,524 @@
+"""The configuration files: the user's ``agent-ls.toml`` and a workspace's, merged, with diagnostics.
+
+Files:
+
+- user config: ``$AGENT_LS_CONFIG_DIR/agent-ls.toml`` when that variable is set, else
+  ``<user config dir>/agent-ls/agent-ls.toml`` (``~/.config/agent-ls/agent-ls.toml`` on Linux);
+- workspace config: ``<workspace root>/agent-ls.toml``.
+
+Schema (docs/configuration.md has the full table)::
+
+    model = "anthropic/claude-sonnet-4-5"   # default model string
+    trusted_workspaces = ["~/code/app"]       # user config only; "~" expanded, compared by resolved path
+    [retry]                                   # caps of models/retry.py RetryPolicy
+    max_attempts = 4
+    max_wait_s = 60
+    max_total_wait_s = 120
+    [providers.local]                         # a named provider: model strings "local/<model>"
+    wire_api = "openai-chat"                  # "openai-chat" | "anthropic" | "openai-responses"
+    base_url = "http://127.0.0.1:8080/v1"
+    api_key_env = "LOCAL_API_KEY"             # the NAME of the variable holding the key
+    context_window = 32768
+    max_output_tokens = 4096
+    stream = false
+    [providers.local.prices]                  # US dollars per million tokens
+    input = 0.5
+    output = 1.5
+    cached_input = 0.05
+
+``load_config`` does, for the user file and then the workspace file:
+
+1. read and parse with tomllib; a file that cannot be read or is not TOML gives an error diagnostic and
+   is ignored whole;
+2. refuse keys named like secrets (``api_key``, ``token``, ...): keys never live in files;
+3. workspace only: drop the sensitive keys (``SENSITIVE_KEYS``) unless the user config lists the
+   workspace in ``trusted_workspaces``; a workspace file never trusts anything itself;
+4. validate with pydantic: a wrong value is dropped with an error diagnostic, the rest is kept;
+5. report unknown keys as warnings;
+
+then merges the workspace over the user config, key by key (a provider and its prices too). Every
+problem becomes a ``ConfigDiagnostic``; loading never raises and never prints. A later issue adds a
+``[permissions]`` table to these same files (the workspace may only tighten it).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+# platformdirs knows each OS's per-user config location (XDG on Linux, Application Support on macOS,
+# AppData on Windows); writing those rules ourselves would get one of them wrong.
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_ls.settings import EnvSnapshot
+
+CONFIG_FILE_NAME = "agent-ls.toml"
+CONFIG_DIR_ENV = "AGENT_LS_CONFIG_DIR"
+
+WireApi = Literal["openai-chat", "anthropic", "openai-responses"]
+Severity = Literal["error", "warning"]
+KeyPath = tuple[str, ...]
+KeyTest = Callable[[KeyPath], bool]
+Report = Callable[[KeyPath, "Severity", str], None]
+
+# What an untrusted workspace may not set: these decide where requests, and so the API key, are sent.
+SENSITIVE_KEYS = frozenset({"providers", "base_url", "api_key_env", "trusted_workspaces"})
+# Key names that would hold a secret: refused in every file (after lower-casing, "-" read as "_").
+SECRET_KEY_NAME = re.compile(r"(?:^|_)(?:api_?key|apikey|key|secret|token|password|passwd)$")
+PROVIDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class _Table(BaseModel):
+    # Strict: TOML values are typed, so "false" is a string, not a boolean. Extra keys are kept only so
+    # that they can be reported as unknown (they are never used).
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+
+class PricesConfig(_Table):
+    """``[providers.<name>.prices]``: US dollars per million tokens."""
+
+    input: float | None = Field(default=None, ge=0)
+    output: float | None = Field(default=None, ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+
+class RetryConfig(_Table):
+    """``[retry]``: the caps of ``models/retry.py`` ``RetryPolicy``; unset keys keep its defaults."""
+
+    max_attempts: int | None = Field(default=None, ge=1, le=20)
+    max_wait_s: float | None = Field(default=None, ge=0, le=600)
+    max_total_wait_s: float | None = Field(default=None, ge=0, le=3600)
+
+
+class ProviderConfig(_Table):
+    """``[providers.<name>]``: a named provider, or additions to the built-in provider of that name.
+
+    Attributes:
+        wire_api: the API the server speaks.
+        base_url: the API root up to and including ``/v1``.
+        api_key_env: the name of the environment variable that holds the key (never the key).
+        context_window: the model's context window, in tokens.
+        max_output_tokens: the cap on output tokens sent with each request.
+        stream: False for servers that break when streaming (llama.cpp with tool_choice "auto").
+        prices: US dollars per million tokens.
+    """
+
+    wire_api: WireApi | None = None
+    base_url: str | None = None
+    api_key_env: str | None = Field(default=None, pattern=ENV_NAME_PATTERN)
+    context_window: int | None = Field(default=None, ge=1)
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    stream: bool | None = None
+    prices: PricesConfig | None = None
+
+
+class ConfigFile(_Table):
+    """One ``agent-ls.toml``, as validated."""
+
+    model: str | None = None
+    trusted_workspaces: list[str] | None = None
+    retry: RetryConfig | None = None
+    providers: dict[str, ProviderConfig] | None = None
+
+
+@dataclass(frozen=True)
+class ConfigDiagnostic:
+    """A problem in a config file, for an LSP diagnostic or a CLI line.
+
+    Attributes:
+        path: the file.
+        line: 0-based line.
+        character: 0-based start, in code points of the line (Python ``str`` indices; ``lsp/`` converts
+            them to the negotiated position encoding).
+        end_character: 0-based end (exclusive), on the same line.
+        severity: ``error`` (a value or the whole file was ignored) or ``warning``.
+        message: one line.
+    """
+
+    path: Path
+    line: int
+    character: int
+    end_character: int
+    severity: Severity
+    message: str
+
+    def __str__(self) -> str:
+        """``<path>:<line>:<column>: <severity>: <message>``, 1-based as compilers print them."""
+        return f"{self.path}:{self.line + 1}:{self.character + 1}: {self.severity}: {self.message}"
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """The user config with the workspace config merged over it.
+
+    Attributes:
+        model: the default model string (the workspace's, else the user's), or None.
+        model_source: the file ``model`` came from, for messages.
+        retry: the retry caps set in either file (unset fields: ``RetryPolicy`` defaults).
+        providers: named providers by name, as configured (not yet merged with the built-in ones).
+        user_file: where the user config is looked for (it may not exist).
+        workspace_file: the workspace config looked for, or None without a workspace.
+        workspace_trusted: the user config lists the workspace in ``trusted_workspaces``.
+        diagnostics: every problem found, user file first, each in file order.
+    """
+
+    model: str | None = None
+    model_source: Path | None = None
+    retry: RetryConfig = field(default_factory=RetryConfig)
+    providers: Mapping[str, ProviderConfig] = field(default_factory=dict)
+    user_file: Path | None = None
+    workspace_file: Path | None = None
+    workspace_trusted: bool = False
+    diagnostics: tuple[ConfigDiagnostic, ...] = ()
+
+
+def user_config_file(env: EnvSnapshot) -> Path:
+    """``$AGENT_LS_CONFIG_DIR/agent-ls.toml``, else ``<platformdirs user config dir>/agent-ls/agent-ls.toml``."""
+    configured = env.get(CONFIG_DIR_ENV)
+    directory = Path(configured).expanduser() if configured else platformdirs.user_config_path() / "agent-ls"
+    return directory / CONFIG_FILE_NAME
+
+
+def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
+    """Read the user config and the workspace's, in the order of the module docstring.
+
+    Args:
+        env: the environment (only ``AGENT_LS_CONFIG_DIR`` is read here).
+        workspace_root: the workspace whose ``agent-ls.toml`` is read, or None.
+
+    Returns:
+        The merged config; every problem is in its ``diagnostics``. Never raises for file contents.
+    """
+    user_file = user_config_file(env)
+    user, user_problems = _load_file(user_file, trusted=True)
+    trusted_roots, trust_problems = _trusted_roots(user, user_file)
+    diagnostics = [*user_problems, *trust_problems]
+
+    workspace_file: Path | None = None
+    workspace: dict[str, Any] = {}
+    trusted = False
+    if workspace_root is not None:
+        root = workspace_root.expanduser().resolve()
+        workspace_file = root / CONFIG_FILE_NAME
+        trusted = root in trusted_roots
+        if workspace_file.resolve() != user_file.expanduser().resolve():
+            workspace, problems = _load_file(
+                workspace_file, trusted=trusted, untrusted_hint=_trust_hint(root, user_file)
+            )
+            diagnostics += problems
+    merged = ConfigFile.model_validate(_deep_merge(user, workspace))
+    model_source = workspace_file if workspace.get("model") else user_file
+    return LoadedConfig(
+        model=merged.model,
+        model_source=model_source if merged.model else None,
+        retry=merged.retry or RetryConfig(),
+        providers=dict(merged.providers or {}),
+        user_file=user_file,
+        workspace_file=workspace_file,
+        workspace_trusted=trusted,
+        diagnostics=tuple(diagnostics),
+    )
+
+
+def _trust_hint(root: Path, user_file: Path) -> str:
+    return (
+        "this workspace is not trusted, and only a trusted workspace's agent-ls.toml may choose providers, "
+        "base URLs or key variables (a cloned repository could otherwise send your API key to any host); "
+        f'to trust it, add "{root}" to trusted_workspaces in {user_file}'
+    )
+
+
+def _load_file(
+    path: Path, *, trusted: bool, untrusted_hint: str = ""
+) -> tuple[dict[str, Any], list[ConfigDiagnostic]]:
+    """One file's valid keys as a plain dict (empty when absent or unusable), and its diagnostics.
+
+    ``trusted`` False marks a workspace file that may not set ``SENSITIVE_KEYS``; the user file is
+    always trusted, and a workspace file never sets ``trusted_workspaces``.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, []
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return {}, [ConfigDiagnostic(path, 0, 0, 0, "error", f"cannot read this file: {reason}; it is ignored")]
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return {}, [_syntax_error(path, text, exc)]
+
+    locator = KeyLocator(text)
+    problems: list[ConfigDiagnostic] = []
+
+    def report(key: KeyPath, severity: Severity, message: str) -> None:
+        line, start, end = locator.locate(key)
+        problems.append(ConfigDiagnostic(path, line, start, end, severity, message))
+
+    for key, _ in _drop_where(raw, lambda k: bool(SECRET_KEY_NAME.search(k[-1].lower().replace("-", "_")))):
+        report(
+            key,
+            "error",
+            f"{_dotted(key)} is refused: API keys never live in config files; put the key in an environment "
+            'variable and name that variable with api_key_env = "NAME" in the provider\'s table',
+        )
+    is_user_file = untrusted_hint == ""
+    if not is_user_file:
+        for key, _ in _drop_where(raw, lambda k: k == ("trusted_workspaces",)):
+            report(key, "warning", "trusted_workspaces is ignored here: only the user config can trust workspaces")
+    if not trusted:
+        for dropped, value in _drop_where(raw, lambda k: k[-1] in SENSITIVE_KEYS):
+            for key in _leaves(dropped, value):
+                report(key, "warning", f"{_dotted(key)} is ignored: {untrusted_hint}")
+    for name in list((raw.get("providers") or {}) if isinstance(raw.get("providers"), dict) else ()):
+        if not PROVIDER_NAME.fullmatch(name):
+            del raw["providers"][name]
+            report(
+                ("providers", name),
+                "error",
+                f"provider name {name!r} is ignored: use letters, digits, '.', '_' and '-' only "
+                "(it is the part before the first '/' of a model string)",
+            )
+
+    config = _validated(raw, report)
+    for key, known in _unknown_keys(config, ()):
+        report(key, "warning", f"unknown key {_dotted(key)} is ignored; known here: {', '.join(known)}")
+    for name, provider in (config.providers or {}).items():
+        if provider.wire_api is None and name not in BUILTIN_PROVIDER_NAMES:
+            report(
+                ("providers", name),
+                "error",
+                f'provider {name!r} needs wire_api ("openai-chat", "anthropic" or "openai-responses") '
+                "and base_url",
+            )
+    return config.model_dump(exclude_none=True, exclude_unset=True), problems
+
+
+# The built-in providers (models/resolution.py PROVIDERS); a table of one of these names needs no wire_api.
+BUILTIN_PROVIDER_NAMES = frozenset({"openai", "ollama", "openrouter", "anthropic", "openai-responses"})
+
+
+def _syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> ConfigDiagnostic:
+    """An error diagnostic at tomllib's position (its message ends "(at line L, column C)", 1-based)."""
+    message = str(exc)
+    found = re.search(r"\s*\(at line (\d+), column (\d+)\)$", message)
+    if found:
+        line, column = int(found[1]) - 1, int(found[2]) - 1
+        message = message[: found.start()]
+    else:
+        message = re.sub(r"\s*\(at end of document\)$", "", message)
+        lines = text.splitlines() or [""]
+        line, column = len(lines) - 1, len(lines[-1])
+    return ConfigDiagnostic(
+        path, line, column, column + 1, "error", f"invalid TOML: {message}; this file is ignored"
+    )
+
+
+def _trusted_roots(user: Mapping[str, Any], user_file: Path) -> tuple[set[Path], list[ConfigDiagnostic]]:
+    """The resolved paths of the user's ``trusted_workspaces``; entries that are not absolute are reported."""
+    roots: set[Path] = set()
+    problems: list[ConfigDiagnostic] = []
+    entries: list[str] = user.get("trusted_workspaces") or []
+    for entry in entries:
+        path = Path(entry).expanduser()
+        if path.is_absolute():
+            roots.add(path.resolve())
+            continue
+        text = user_file.read_text(encoding="utf-8")
+        line, start, end = KeyLocator(text).locate(("trusted_workspaces",))
+        problems.append(
+            ConfigDiagnostic(
+                user_file,
+                line,
+                start,
+                end,
+                "warning",
+                f"trusted_workspaces entry {entry!r} is ignored: use an absolute path or one starting with ~",
+            )
+        )
+    return roots, problems
+
+
+def _validated(raw: dict[str, Any], report: Report) -> ConfigFile:
+    """``raw`` validated; each wrong value is reported, removed, and validation tried again."""
+    for _ in range(100):  # each round removes at least one key, and a file has few
+        try:
+            return ConfigFile.model_validate(raw)
+        except ValidationError as exc:
+            for error in exc.errors():
+                key = _drop_at(raw, error["loc"])
+                if not key:
+                    continue
+                if key[-1] == "api_key_env":
+                    message = (
+                        "api_key_env must be the NAME of an environment variable (letters, digits and _, "
+                        "like LOCAL_API_KEY), never the key itself; the value is ignored"
+                    )
+                else:
+                    message = f"{_dotted(key)}: {error['msg']}; the value is ignored"
+                report(key, "error", message)
+    raise AssertionError("config validation did not settle")  # pragma: no cover
+
+
+def _drop_at(raw: dict[str, Any], loc: tuple[int | str, ...]) -> KeyPath:
+    """Remove the deepest table key on ``loc`` (a whole array for an error inside one); its path."""
+    table: Any = raw
+    path: list[str] = []
+    for step in loc:
+        if not isinstance(table, dict) or not isinstance(step, str) or step not in table:
+            break
+        path.append(step)
+        if not isinstance(table[step], dict) or len(path) == len(loc):
+            del table[step]
+            return tuple(path)
+        table = table[step]
+    if path:  # the error is about the table itself (a missing or wrong-shaped entry)
+        parent: Any = raw
+        for step in path[:-1]:
+            parent = parent[step]
+        del parent[path[-1]]
+    return tuple(path)
+
+
+def _drop_where(raw: dict[str, Any], test: KeyTest, prefix: KeyPath = ()) -> Iterator[tuple[KeyPath, Any]]:
+    """Remove every key (at any depth) for which ``test(path)`` holds; yield (path, removed value)."""
+    for key in list(raw):
+        path = (*prefix, key)
+        if test(path):
+            yield path, raw.pop(key)
+        elif isinstance(raw[key], dict):
+            yield from _drop_where(raw[key], test, path)
+
+
+def _leaves(key: KeyPath, value: Any) -> Iterator[KeyPath]:
+    """``key`` itself, or for a non-empty table the path of each value in it, at any depth."""
+    if isinstance(value, dict) and value:
+        for name, child in value.items():
+            yield from _leaves((*key, name), child)
+    else:
+        yield key
+
+
+def _unknown_keys(table: BaseModel, prefix: KeyPath) -> Iterator[tuple[KeyPath, list[str]]]:
+    """(path, the known keys at that level) of each extra key, at any depth, in file order."""
+    known = list(type(table).model_fields)
+    for key in table.model_extra or {}:
+        yield (*prefix, key), known
+    for name in known:
+        value = getattr(table, name)
+        if isinstance(value, BaseModel):
+            yield from _unknown_keys(value, (*prefix, name))
+        elif isinstance(value, dict):
+            for child_name, child in value.items():
+                if isinstance(child, BaseModel):
+                    yield from _unknown_keys(child, (*prefix, name, child_name))
+
+
+def _deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over`` merged onto ``base``: tables key by key, any other value replaced."""
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _dotted(key: KeyPath) -> str:
+    return ".".join(part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else f'"{part}"' for part in key)
+
+
+class KeyLocator:
+    """Where each key of a TOML text is: tomllib keeps no positions, so the text is scanned.
+
+    Understands table headers (``[a.b]``, ``[[a]]``), dotted keys (``a.b = 1``), bare, basic and
+    literal keys, and skips the inside of multi-line strings. Keys inside inline tables are not
+    indexed: they are located at their table's key, which is on the same line.
+    """
+
+    _BARE = re.compile(r"[A-Za-z0-9_-]+")
+
+    def __init__(self, text: str) -> None:
+        self._where: dict[KeyPath, tuple[int, int, int]] = {}
+        table: KeyPath = ()
+        closing: str | None = None
+        for number, line in enumerate(text.splitlines()):
+            if closing is not None:
+                if closing in line:
+                    closing = None
+                continue
+            start = len(line) - len(line.lstrip())
+            if line.startswith("[", start):
+                inner = start + (2 if line.startswith("[[", start) else 1)
+                parsed = self._key(line, inner)
+                if parsed is not None:
+                    table = tuple(name for name, _, _ in parsed[0])
+                    self._record(number, (), parsed[0])
+                continue
+            parsed = self._key(line, start)
+            if parsed is None:
+                continue
+            parts, after = parsed
+            rest = line[after:].lstrip()
+            if not rest.startswith("="):
+                continue
+            self._record(number, table, parts)
+            value = rest[1:].lstrip()
+            for quote in ('"""', "'''"):
+                if value.startswith(quote) and value.count(quote) == 1:
+                    closing = quote
+
+    def _record(self, number: int, table: KeyPath, parts: list[tuple[str, int, int]]) -> None:
+        first = parts[0][1]
+        for index, (_, _, end) in enumerate(parts):
+            path = (*table, *(name for name, _, _ in parts[: index + 1]))
+            self._where.setdefault(path, (number, first, end))
+
+    def _key(self, line: str, pos: int) -> tuple[list[tuple[str, int, int]], int] | None:
+        """The dotted key starting at ``pos``: its parts (name, start, end) and the index after it."""
+        parts: list[tuple[str, int, int]] = []
+        while True:
+            while pos < len(line) and line[pos] in " \t":
+                pos += 1
+            if pos >= len(line):
+                return None
+            if line[pos] in "\"'":
+                quote = line[pos]
+                end = pos + 1
+                while end < len(line) and line[end] != quote:
+                    end += 2 if quote == '"' and line[end] == "\\" else 1
+                if end >= len(line):
+                    return None
+                try:
+                    name = tomllib.loads(f"k = {line[pos : end + 1]}")["k"]
+                except tomllib.TOMLDecodeError:
+                    return None
+                parts.append((name, pos, end + 1))
+                pos = end + 1
+            else:
+                bare = self._BARE.match(line, pos)
+                if bare is None:
+                    return None
+                parts.append((bare[0], pos, bare.end()))
+                pos = bare.end()
+            while pos < len(line) and line[pos] in " \t":
+                pos += 1
+            if pos < len(line) and line[pos] == ".":
+                pos += 1
+                continue
+            return parts, pos
+
+    def locate(self, key: KeyPath) -> tuple[int, int, int]:
+        """(line, start, end) of ``key``, else of its longest located prefix, else (0, 0, 0)."""
+        for length in range(len(key), 0, -1):
+            found = self._where.get(key[:length])
+            if found is not None:
+                return found
+        return 0, 0, 0
