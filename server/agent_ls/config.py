@@ -64,7 +64,7 @@ WireApi = Literal["openai-chat", "anthropic", "openai-responses"]
 Severity = Literal["error", "warning"]
 KeyPath = tuple[str, ...]
 KeyTest = Callable[[KeyPath], bool]
-Report = Callable[[KeyPath, "Severity", str], None]
+Report = Callable[[KeyPath, Severity, str], None]
 
 # What an untrusted workspace may not set: these decide where requests, and so the API key, are sent.
 SENSITIVE_KEYS = frozenset({"providers", "base_url", "api_key_env", "trusted_workspaces"})
@@ -165,7 +165,7 @@ class LoadedConfig:
         user_file: where the user config is looked for (it may not exist).
         workspace_file: the workspace config looked for, or None without a workspace.
         workspace_trusted: the user config lists the workspace in ``trusted_workspaces``.
-        diagnostics: every problem found, user file first, each in file order.
+        diagnostics: every problem found, user file first, each file's by position.
     """
 
     model: str | None = None
@@ -179,7 +179,7 @@ class LoadedConfig:
 
 
 def user_config_file(env: EnvSnapshot) -> Path:
-    """``$AGENT_LS_CONFIG_DIR/agent-ls.toml``, else ``<platformdirs user config dir>/agent-ls/agent-ls.toml``."""
+    """``$AGENT_LS_CONFIG_DIR/agent-ls.toml``, else ``<user config dir>/agent-ls/agent-ls.toml``."""
     configured = env.get(CONFIG_DIR_ENV)
     directory = Path(configured).expanduser() if configured else platformdirs.user_config_path() / "agent-ls"
     return directory / CONFIG_FILE_NAME
@@ -196,9 +196,9 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
         The merged config; every problem is in its ``diagnostics``. Never raises for file contents.
     """
     user_file = user_config_file(env)
-    user, user_problems = _load_file(user_file, trusted=True)
-    trusted_roots, trust_problems = _trusted_roots(user, user_file)
-    diagnostics = [*user_problems, *trust_problems]
+    user = _ConfigText.load(user_file, untrusted_hint=None)
+    trusted_roots = _trusted_roots(user)
+    diagnostics = list(user.problems)
 
     workspace_file: Path | None = None
     workspace: dict[str, Any] = {}
@@ -207,16 +207,16 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
         root = workspace_root.expanduser().resolve()
         workspace_file = root / CONFIG_FILE_NAME
         trusted = root in trusted_roots
-        if workspace_file.resolve() != user_file.expanduser().resolve():
-            workspace, problems = _load_file(
-                workspace_file, trusted=trusted, untrusted_hint=_trust_hint(root, user_file)
-            )
-            diagnostics += problems
-    merged = ConfigFile.model_validate(_deep_merge(user, workspace))
-    model_source = workspace_file if workspace.get("model") else user_file
+        # The user config dir opened as a workspace: one file, read once, as the user config.
+        if workspace_file != user_file.expanduser().resolve():
+            hint = None if trusted else _untrusted_hint(root, user_file)
+            loaded = _ConfigText.load(workspace_file, untrusted_hint=hint, workspace=True)
+            workspace = loaded.values
+            diagnostics += loaded.problems
+    merged = ConfigFile.model_validate(_deep_merge(user.values, workspace))
     return LoadedConfig(
         model=merged.model,
-        model_source=model_source if merged.model else None,
+        model_source=(workspace_file if "model" in workspace else user_file) if merged.model else None,
         retry=merged.retry or RetryConfig(),
         providers=dict(merged.providers or {}),
         user_file=user_file,
@@ -226,7 +226,7 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
     )
 
 
-def _trust_hint(root: Path, user_file: Path) -> str:
+def _untrusted_hint(root: Path, user_file: Path) -> str:
     return (
         "this workspace is not trusted, and only a trusted workspace's agent-ls.toml may choose providers, "
         "base URLs or key variables (a cloned repository could otherwise send your API key to any host); "
@@ -234,70 +234,87 @@ def _trust_hint(root: Path, user_file: Path) -> str:
     )
 
 
-def _load_file(
-    path: Path, *, trusted: bool, untrusted_hint: str = ""
-) -> tuple[dict[str, Any], list[ConfigDiagnostic]]:
-    """One file's valid keys as a plain dict (empty when absent or unusable), and its diagnostics.
+@dataclass
+class _ConfigText:
+    """One file as read: its valid keys as plain data, the problems found, and where its keys are."""
 
-    ``trusted`` False marks a workspace file that may not set ``SENSITIVE_KEYS``; the user file is
-    always trusted, and a workspace file never sets ``trusted_workspaces``.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}, []
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return {}, [ConfigDiagnostic(path, 0, 0, 0, "error", f"cannot read this file: {reason}; it is ignored")]
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        return {}, [_syntax_error(path, text, exc)]
+    path: Path
+    values: dict[str, Any] = field(default_factory=dict)
+    problems: list[ConfigDiagnostic] = field(default_factory=list)
+    locator: KeyLocator | None = None
 
-    locator = KeyLocator(text)
-    problems: list[ConfigDiagnostic] = []
+    def report(self, key: KeyPath, severity: Severity, message: str) -> None:
+        line, start, end = self.locator.locate(key) if self.locator else (0, 0, 0)
+        self.problems.append(ConfigDiagnostic(self.path, line, start, end, severity, message))
 
-    def report(key: KeyPath, severity: Severity, message: str) -> None:
-        line, start, end = locator.locate(key)
-        problems.append(ConfigDiagnostic(path, line, start, end, severity, message))
+    @classmethod
+    def load(cls, path: Path, *, untrusted_hint: str | None, workspace: bool = False) -> _ConfigText:
+        """Steps 1 to 5 of the module docstring for one file; absent or unusable: no values.
 
-    for key, _ in _drop_where(raw, lambda k: bool(SECRET_KEY_NAME.search(k[-1].lower().replace("-", "_")))):
-        report(
-            key,
-            "error",
-            f"{_dotted(key)} is refused: API keys never live in config files; put the key in an environment "
-            'variable and name that variable with api_key_env = "NAME" in the provider\'s table',
-        )
-    is_user_file = untrusted_hint == ""
-    if not is_user_file:
-        for key, _ in _drop_where(raw, lambda k: k == ("trusted_workspaces",)):
-            report(key, "warning", "trusted_workspaces is ignored here: only the user config can trust workspaces")
-    if not trusted:
-        for dropped, value in _drop_where(raw, lambda k: k[-1] in SENSITIVE_KEYS):
-            for key in _leaves(dropped, value):
-                report(key, "warning", f"{_dotted(key)} is ignored: {untrusted_hint}")
-    for name in list((raw.get("providers") or {}) if isinstance(raw.get("providers"), dict) else ()):
-        if not PROVIDER_NAME.fullmatch(name):
-            del raw["providers"][name]
+        ``untrusted_hint`` (None: trusted) is the reason given for each sensitive key dropped;
+        ``workspace`` True drops ``trusted_workspaces`` as well (a workspace never trusts itself).
+        """
+        loaded = cls(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return loaded
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            loaded.report((), "error", f"cannot read this file: {reason}; it is ignored")
+            return loaded
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            loaded.problems.append(_syntax_error(path, text, exc))
+            return loaded
+        loaded.locator = KeyLocator(text)
+        report = loaded.report
+
+        for key, _ in _drop_where(raw, _names_a_secret):
+            report(
+                key,
+                "error",
+                f"{_dotted(key)} is refused: API keys never live in config files; put the key in an "
+                'environment variable and name that variable with api_key_env = "NAME" in the provider\'s '
+                "table",
+            )
+        if workspace:
+            for key, _ in _drop_where(raw, lambda k: k == ("trusted_workspaces",)):
+                report(key, "warning", "trusted_workspaces is ignored here: only the user config can trust")
+        if untrusted_hint is not None:
+            for dropped, value in _drop_where(raw, lambda k: k[-1] in SENSITIVE_KEYS):
+                for key in _leaves(dropped, value):
+                    report(key, "warning", f"{_dotted(key)} is ignored: {untrusted_hint}")
+        providers = raw.get("providers")
+        for name in (
+            [n for n in providers if not PROVIDER_NAME.fullmatch(n)] if isinstance(providers, dict) else []
+        ):
             report(
                 ("providers", name),
                 "error",
                 f"provider name {name!r} is ignored: use letters, digits, '.', '_' and '-' only "
                 "(it is the part before the first '/' of a model string)",
             )
+            del raw["providers"][name]
 
-    config = _validated(raw, report)
-    for key, known in _unknown_keys(config, ()):
-        report(key, "warning", f"unknown key {_dotted(key)} is ignored; known here: {', '.join(known)}")
-    for name, provider in (config.providers or {}).items():
-        if provider.wire_api is None and name not in BUILTIN_PROVIDER_NAMES:
-            report(
-                ("providers", name),
-                "error",
-                f'provider {name!r} needs wire_api ("openai-chat", "anthropic" or "openai-responses") '
-                "and base_url",
-            )
-    return config.model_dump(exclude_none=True, exclude_unset=True), problems
+        config = _validated(raw, report)
+        unknown = list(_unknown_keys(config, ()))
+        for key, known in unknown:
+            report(key, "warning", f"unknown key {_dotted(key)} is ignored; known here: {', '.join(known)}")
+            _drop_at(raw, key)
+        config = ConfigFile.model_validate(raw) if unknown else config
+        for name, provider in (config.providers or {}).items():
+            if name not in BUILTIN_PROVIDER_NAMES and None in (provider.wire_api, provider.base_url):
+                report(
+                    ("providers", name),
+                    "error",
+                    f'provider {name!r} needs wire_api ("openai-chat", "anthropic" or '
+                    '"openai-responses") and base_url',
+                )
+        loaded.values = config.model_dump(exclude_none=True)
+        loaded.problems.sort(key=lambda problem: (problem.line, problem.character))
+        return loaded
 
 
 # The built-in providers (models/resolution.py PROVIDERS); a table of one of these names needs no wire_api.
@@ -320,29 +337,24 @@ def _syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> Config
     )
 
 
-def _trusted_roots(user: Mapping[str, Any], user_file: Path) -> tuple[set[Path], list[ConfigDiagnostic]]:
+def _names_a_secret(key: KeyPath) -> bool:
+    return bool(SECRET_KEY_NAME.search(key[-1].lower().replace("-", "_")))
+
+
+def _trusted_roots(user: _ConfigText) -> set[Path]:
     """The resolved paths of the user's ``trusted_workspaces``; entries that are not absolute are reported."""
     roots: set[Path] = set()
-    problems: list[ConfigDiagnostic] = []
-    entries: list[str] = user.get("trusted_workspaces") or []
-    for entry in entries:
+    for entry in user.values.get("trusted_workspaces") or []:
         path = Path(entry).expanduser()
         if path.is_absolute():
             roots.add(path.resolve())
-            continue
-        text = user_file.read_text(encoding="utf-8")
-        line, start, end = KeyLocator(text).locate(("trusted_workspaces",))
-        problems.append(
-            ConfigDiagnostic(
-                user_file,
-                line,
-                start,
-                end,
+        else:
+            user.report(
+                ("trusted_workspaces",),
                 "warning",
                 f"trusted_workspaces entry {entry!r} is ignored: use an absolute path or one starting with ~",
             )
-        )
-    return roots, problems
+    return roots
 
 
 def _validated(raw: dict[str, Any], report: Report) -> ConfigFile:
@@ -367,23 +379,21 @@ def _validated(raw: dict[str, Any], report: Report) -> ConfigFile:
 
 
 def _drop_at(raw: dict[str, Any], loc: tuple[int | str, ...]) -> KeyPath:
-    """Remove the deepest table key on ``loc`` (a whole array for an error inside one); its path."""
+    """Remove the deepest table key on ``loc`` (a whole array for an error inside one); its path.
+
+    Returns () when ``loc`` is no longer there (an earlier error of the same round removed it).
+    """
     table: Any = raw
     path: list[str] = []
     for step in loc:
         if not isinstance(table, dict) or not isinstance(step, str) or step not in table:
-            break
+            return ()
         path.append(step)
         if not isinstance(table[step], dict) or len(path) == len(loc):
             del table[step]
             return tuple(path)
         table = table[step]
-    if path:  # the error is about the table itself (a missing or wrong-shaped entry)
-        parent: Any = raw
-        for step in path[:-1]:
-            parent = parent[step]
-        del parent[path[-1]]
-    return tuple(path)
+    return ()
 
 
 def _drop_where(raw: dict[str, Any], test: KeyTest, prefix: KeyPath = ()) -> Iterator[tuple[KeyPath, Any]]:
@@ -406,7 +416,7 @@ def _leaves(key: KeyPath, value: Any) -> Iterator[KeyPath]:
 
 
 def _unknown_keys(table: BaseModel, prefix: KeyPath) -> Iterator[tuple[KeyPath, list[str]]]:
-    """(path, the known keys at that level) of each extra key, at any depth, in file order."""
+    """(path, the known keys at that level) of each extra key, at any depth."""
     known = list(type(table).model_fields)
     for key in table.model_extra or {}:
         yield (*prefix, key), known

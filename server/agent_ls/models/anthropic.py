@@ -6,10 +6,12 @@ One ``complete`` call (the shared steps are in ``models/base.py``):
    its own ``thinking``/``redacted_thinking`` blocks (echoed unchanged), its text and its ``tool_use``
    blocks; the results of a parallel batch are ``tool_result`` blocks in one user message, before any
    text; prompt-cache breakpoints close the stable prefix (``cache_breakpoints``);
-2. whole: ``read_response`` maps the content blocks back; an ``{"type": "error"}`` body sent with 200 is
-   an error (``in_band_error``);
+2. whole: ``read_response`` maps the content blocks back (``assistant_message``: tool calls repaired, or
+   recovered from the text, by ``models/repair.py``); an ``{"type": "error"}`` body sent with 200 is an
+   error (``in_band_error``);
 3. streamed: ``AnthropicStreamReader`` accumulates the events per content block index (``partial_json``
-   concatenated and read at ``content_block_stop``), emits text and thinking deltas as they arrive, and
+   concatenated per block, empty meaning ``{}``; never a delta replayed), emits text and thinking deltas
+   as they arrive, rebuilds the blocks a whole response would hold, maps them as in 2, and
    fails the call on an in-band ``error`` event or a stream without ``message_stop``: such a call is never
    returned as a completed, truncated answer (corpus tc11, tc12).
 
@@ -42,7 +44,7 @@ from agent_ls.core.messages import (
 )
 from agent_ls.models.base import HttpModelClient, StreamReader, estimate_usage
 from agent_ls.models.errors import Endpoint, status_error_class
-from agent_ls.models.repair import PartialCall, finalize_calls
+from agent_ls.models.repair import PartialCall, finalize_reply
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +141,7 @@ class AnthropicClient(HttpModelClient):
                 f"the model server at {self.endpoint.url} sent an unreadable response for model "
                 f"{self.endpoint.model_name}: unexpected body: {where}: {first['msg']}"
             ) from exc
-        message = assistant_message(parsed.content)
+        message = assistant_message(parsed.content, tools)
         return ModelResponse(
             message=message,
             usage=_usage(parsed.usage, request_bytes, message),
@@ -147,7 +149,7 @@ class AnthropicClient(HttpModelClient):
         )
 
     def stream_reader(self, tools: Sequence[ToolSpec], request_bytes: int) -> StreamReader:
-        return AnthropicStreamReader(self.endpoint, request_bytes, self.stream_failure)
+        return AnthropicStreamReader(self.endpoint, tools, request_bytes, self.stream_failure)
 
 
 def messages_request(
@@ -282,12 +284,13 @@ def _input(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def assistant_message(blocks: Sequence[dict[str, Any]]) -> AssistantMessage:
+def assistant_message(blocks: Sequence[dict[str, Any]], tools: Sequence[ToolSpec]) -> AssistantMessage:
     """Map response content blocks, in order, to an ``AssistantMessage``.
 
     - ``text``: concatenated into ``text``;
     - ``tool_use``: a call; ``input`` (an object, or JSON text accumulated from a stream) becomes the raw
-      arguments text; repaired by ``finalize_calls`` (a call without a name is dropped);
+      arguments text; repaired by ``finalize_reply`` (a call without a name is dropped; when no call came
+      and ``tools`` were offered, calls written into the text as markup are recovered);
     - ``thinking``: its text joins ``reasoning`` (blocks separated by a blank line), and the whole block,
       signature included, becomes an ``OpaqueItem``; ``redacted_thinking``: an ``OpaqueItem`` only.
       ``before_call`` is None for a block before any text or call, else the index of the next call (None
@@ -320,9 +323,10 @@ def assistant_message(blocks: Sequence[dict[str, Any]]) -> AssistantMessage:
             waiting.clear()
             partials.append(PartialCall(id=block.get("id"), name=name, arguments=block.get("input")))
     opaque += [OpaqueItem(AnthropicClient.wire, data) for data in waiting]
+    text, calls = finalize_reply("".join(texts), partials, tools)
     return AssistantMessage(
-        text="".join(texts),
-        tool_calls=finalize_calls(partials),
+        text=text,
+        tool_calls=calls,
         reasoning="\n\n".join(reasoning),
         opaque=tuple(opaque),
     )
@@ -400,8 +404,15 @@ class AnthropicStreamReader(StreamReader):
         ModelStreamError: an event that is not JSON, or (from ``finish``) no ``message_stop``.
     """
 
-    def __init__(self, endpoint: Endpoint, request_bytes: int, failure: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        tools: Sequence[ToolSpec],
+        request_bytes: int,
+        failure: Callable[[str], str],
+    ) -> None:
         self._endpoint = endpoint
+        self._tools = tools
         self._request_bytes = request_bytes
         self._failure = failure
         self._blocks: dict[int, _Block] = {}
@@ -447,7 +458,7 @@ class AnthropicStreamReader(StreamReader):
         if not self._stopped:
             raise ModelStreamError(self._failure("the stream ended before message_stop"))
         blocks = [self._blocks[index].finished() for index in sorted(self._blocks)]
-        message = assistant_message(blocks)
+        message = assistant_message(blocks, self._tools)
         usage = AnthropicUsage.model_validate(self._usage) if self._usage else None
         return ModelResponse(
             message=message,

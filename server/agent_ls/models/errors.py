@@ -173,7 +173,12 @@ def transport_error(exc: Exception, endpoint: Endpoint) -> ModelError:
     )
     detail = str(exc).strip()
     reason = f"{description} ({detail})" if detail and detail != description else description
-    if error_class is ModelConnectionError:
+    if error_class is ModelTimeoutError:
+        message = (
+            f"the model server at {endpoint.url} did not answer in time for model {endpoint.model_name}: "
+            f"{reason}"
+        )
+    elif error_class is ModelConnectionError:
         message = f"cannot reach the model server at {endpoint.url} for model {endpoint.model_name}: {reason}"
     else:
         message = f"the request to {endpoint.url} for model {endpoint.model_name} failed: {reason}"

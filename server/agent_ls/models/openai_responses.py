@@ -170,12 +170,7 @@ class OpenAIResponsesClient(HttpModelClient):
         try:
             response = ResponseObject.model_validate(body)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "body"
-            raise ModelResponseError(
-                f"the model server at {self.endpoint.url} sent an unreadable response for model "
-                f"{self.endpoint.model_name}: unexpected body: {where}: {first['msg']}"
-            ) from exc
+            raise unreadable(self.endpoint, exc) from exc
         status = response.status or "completed"
         if status == "failed":
             error = response.error or ResponseError()
@@ -185,7 +180,7 @@ class OpenAIResponsesClient(HttpModelClient):
                 f"the model server at {self.endpoint.url} answered with a response that is {status!r}, "
                 f"not completed, for model {self.endpoint.model_name}"
             )
-        return model_response(response, response.output, request_bytes)
+        return model_response(self.endpoint, response, response.output, request_bytes)
 
     def stream_reader(self, tools: Sequence[ToolSpec], request_bytes: int) -> StreamReader:
         return ResponsesStreamReader(self.endpoint, self.stream_failure, request_bytes)
@@ -200,7 +195,7 @@ def responses_request_body(
     ``tool_choice: "auto"`` (only with tools), ``max_output_tokens`` (only when configured), ``store``,
     ``include``, ``stream``.
     """
-    instructions = REASONING_SEPARATOR.join(m.text for m in messages if isinstance(m, SystemMessage))
+    instructions = "\n\n".join(m.text for m in messages if isinstance(m, SystemMessage))
     items: list[dict[str, Any]] = []
     for message in messages:
         match message:
@@ -243,30 +238,22 @@ def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
     text ``message`` item, then one ``function_call`` per tool call, in order."""
     before: dict[int | None, list[dict[str, Any]]] = {}
     for opaque in message.opaque:
-        if opaque.wire != WIRE:
-            continue
-        item = _replayable(opaque)
-        if item is None:
-            continue
-        follower_exists = (
-            bool(message.text)
-            if opaque.before_call is None
-            else 0 <= opaque.before_call < len(message.tool_calls)
-        )
-        if not follower_exists:
-            log.warning("dropped a reasoning item without its following item (at %r)", opaque.before_call)
-            continue
-        before.setdefault(opaque.before_call, []).append(item)
+        item = _replayable(opaque) if opaque.wire == WIRE else None
+        if item is not None:
+            before.setdefault(opaque.before_call, []).append(item)
     items: list[dict[str, Any]] = []
     if message.text:
-        items.extend(before.get(None, []))
+        items.extend(before.pop(None, []))
         content = [{"type": "output_text", "text": message.text}]
         items.append({"type": "message", "role": "assistant", "content": content})
     for index, call in enumerate(message.tool_calls):
-        items.extend(before.get(index, []))
+        items.extend(before.pop(index, []))
         items.append(
             {"type": "function_call", "call_id": call.call_id, "name": call.name, "arguments": call.arguments}
         )
+    # What is left has no following item here (no text, or a call index past the calls): never sent alone.
+    for slot, orphans in before.items():
+        log.warning("dropped %d reasoning item(s) without their following item (at %r)", len(orphans), slot)
     return items
 
 
@@ -288,14 +275,22 @@ def _replayable(opaque: OpaqueItem) -> dict[str, Any] | None:
     return item
 
 
-def model_response(response: ResponseObject, output: Sequence[Any], request_bytes: int) -> ModelResponse:
+def model_response(
+    endpoint: Endpoint, response: ResponseObject, output: Sequence[Any], request_bytes: int
+) -> ModelResponse:
     """Map final ``output`` items and the ``response``'s usage and status to a ``ModelResponse``.
 
     ``finish_reason`` is ``incomplete_details.reason`` (``max_output_tokens``, ``content_filter``) for an
     incomplete response, else ``tool_calls`` or ``stop`` as in Chat Completions. Usage without a report
     from the server is estimated (bytes / 4).
+
+    Raises:
+        ModelResponseError: an output item of a type we read has the wrong shape.
     """
-    message = assistant_message(output)
+    try:
+        message = assistant_message(output)
+    except ValidationError as exc:
+        raise unreadable(endpoint, exc) from exc
     if response.status == "incomplete":
         details = response.incomplete_details
         finish_reason = (details.reason if details else None) or "incomplete"
@@ -323,36 +318,33 @@ def assistant_message(output: Sequence[Any]) -> AssistantMessage:
     Items that are not objects, and item types we do not use, are skipped.
 
     Raises:
-        ModelResponseError: an item of a known type has the wrong shape.
+        pydantic.ValidationError: an item of a type we read has the wrong shape.
     """
     texts: list[str] = []
     summaries: list[str] = []
     partials: list[PartialCall] = []
     pending: list[str] = []
     placed: list[tuple[str, int | None]] = []  # (reasoning JSON, index into partials or None)
-    try:
-        for raw in output:
-            kind = raw.get("type") if isinstance(raw, dict) else None
-            if kind == "reasoning":
-                reasoning = ReasoningItem.model_validate(raw)
-                summaries.extend(part.text for part in reasoning.summary or [] if part.text)
-                pending.append(json.dumps(raw, ensure_ascii=False))
-            elif kind == "message":
-                for part in MessageItem.model_validate(raw).content or []:
-                    texts.append((part.refusal if part.type == "refusal" else part.text) or "")
-                placed.extend((data, None) for data in pending)
-                pending = []
-            elif kind == "function_call":
-                call = FunctionCallItem.model_validate(raw)
-                placed.extend((data, len(partials)) for data in pending)
-                pending = []
-                partials.append(PartialCall(id=call.call_id, name=call.name, arguments=call.arguments))
-            else:
-                if pending:
-                    log.warning("dropped %d reasoning item(s) followed by a %r item", len(pending), kind)
-                pending = []
-    except ValidationError as exc:
-        raise ModelResponseError(f"an output item has an unexpected shape: {exc.errors()[0]['msg']}") from exc
+    for raw in output:
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        if kind == "reasoning":
+            reasoning = ReasoningItem.model_validate(raw)
+            summaries.extend(part.text for part in reasoning.summary or [] if part.text)
+            pending.append(json.dumps(raw, ensure_ascii=False))
+        elif kind == "message":
+            for part in MessageItem.model_validate(raw).content or []:
+                texts.append((part.refusal if part.type == "refusal" else part.text) or "")
+            placed.extend((data, None) for data in pending)
+            pending = []
+        elif kind == "function_call":
+            call = FunctionCallItem.model_validate(raw)
+            placed.extend((data, len(partials)) for data in pending)
+            pending = []
+            partials.append(PartialCall(id=call.call_id, name=call.name, arguments=call.arguments))
+        else:
+            if pending:
+                log.warning("dropped %d reasoning item(s) followed by a %r item", len(pending), kind)
+            pending = []
     if pending:
         log.warning("dropped %d reasoning item(s) at the end of the output: no item follows", len(pending))
     calls = finalize_calls(partials)
@@ -374,6 +366,16 @@ def assistant_message(output: Sequence[Any]) -> AssistantMessage:
         tool_calls=calls,
         reasoning=REASONING_SEPARATOR.join(summaries),
         opaque=tuple(opaque),
+    )
+
+
+def unreadable(endpoint: Endpoint, exc: ValidationError) -> ModelResponseError:
+    """The error for a response body or output item without the shape the API documents (one line)."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "body"
+    return ModelResponseError(
+        f"the model server at {endpoint.url} sent an unreadable response for model "
+        f"{endpoint.model_name}: unexpected {where}: {first['msg']}"
     )
 
 
@@ -534,7 +536,7 @@ class ResponsesStreamReader(StreamReader):
             )
         slots = self._slots()
         output: list[Any] = [self._item(slot) for slot in slots] if slots else self._final.output
-        return model_response(self._final, output, self._request_bytes)
+        return model_response(self._endpoint, self._final, output, self._request_bytes)
 
     def _item(self, slot: int) -> dict[str, Any]:
         """The item at ``slot``: ``output_item.done`` when it came, else rebuilt from the deltas."""

@@ -492,6 +492,24 @@ async def test_streamed_blocks_accumulate_signature_fragments_and_whole_start_in
     ]
 
 
+async def test_calls_written_into_the_text_are_recovered_only_with_tools(
+    make_client: Callable[..., AnthropicClient],
+) -> None:
+    text = 'Reading. <tool_call>{"name": "read_file", "arguments": {"path": "a.py"}}</tool_call>'
+    recorder = Recorder(*[message_body([{"type": "text", "text": text}])] * 2)
+    client = make_client(recorder, stream=False)
+
+    offered = await client.complete([UserMessage("go")], [READ_FILE], collect()[1])
+    not_offered = await client.complete([UserMessage("go")], [], collect()[1])
+
+    assert offered.message.text == "Reading."
+    assert [(c.name, json.loads(c.arguments)) for c in offered.message.tool_calls] == [
+        ("read_file", {"path": "a.py"})
+    ]
+    assert all(c.call_id for c in offered.message.tool_calls)
+    assert not_offered.message == AssistantMessage(text=text)
+
+
 # --- usage -------------------------------------------------------------------------------------------
 
 

@@ -3,6 +3,8 @@ message that names the URL and the model and never the API key."""
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -13,14 +15,19 @@ import pytest
 from agent_ls.core.errors import (
     ModelAuthError,
     ModelConnectionError,
+    ModelContextOverflowError,
     ModelError,
     ModelNotFoundError,
+    ModelOverloadedError,
+    ModelRateLimitError,
     ModelRequestError,
     ModelResponseError,
     ModelServerError,
+    ModelTimeoutError,
 )
 from agent_ls.core.messages import UserMessage
-from agent_ls.models.errors import UNTRANSLATED, status_error_class
+from agent_ls.models.errors import UNTRANSLATED, retry_after_s, status_error_class
+from agent_ls.models.base import WireConfig
 from agent_ls.models.openai_chat import OpenAIChatClient
 from tests.support.model_server import FakeModelServer
 
@@ -31,9 +38,9 @@ MODEL = "openai/gpt-4.1"
 # Every exception class httpx exports, and what it becomes. A new httpx class fails the completeness test.
 TRANSPORT_EXPECTED: dict[type[Exception], type[ModelError]] = {
     httpx.ConnectTimeout: ModelConnectionError,
-    httpx.ReadTimeout: ModelConnectionError,
+    httpx.ReadTimeout: ModelTimeoutError,
     httpx.WriteTimeout: ModelConnectionError,
-    httpx.PoolTimeout: ModelConnectionError,
+    httpx.PoolTimeout: ModelTimeoutError,
     httpx.TimeoutException: ModelConnectionError,
     httpx.ConnectError: ModelConnectionError,
     httpx.ReadError: ModelConnectionError,
@@ -62,12 +69,15 @@ async def make_client() -> AsyncIterator[Callable[..., OpenAIChatClient]]:
         handler: Callable[[httpx.Request], httpx.Response], api_key: str | None = KEY
     ) -> OpenAIChatClient:
         client = OpenAIChatClient(
-            model="gpt-4.1",
-            base_url="http://llm.test/v1",
-            api_key=api_key,
-            model_name=MODEL,
-            key_env="OPENAI_API_KEY",
-            transport=httpx.MockTransport(handler),
+            WireConfig(
+                model="gpt-4.1",
+                base_url="http://llm.test/v1",
+                api_key=api_key,
+                model_name=MODEL,
+                key_env="OPENAI_API_KEY",
+                stream=False,
+                transport=httpx.MockTransport(handler),
+            )
         )
         clients.append(client)
         return client
@@ -94,7 +104,7 @@ def openai_error(message: str) -> dict[str, Any]:
 
 async def failure(client: OpenAIChatClient) -> ModelError:
     with pytest.raises(ModelError) as caught:
-        await client.complete([UserMessage("hi")], [])
+        await client.complete([UserMessage("hi")], [], lambda _event: None)
     return caught.value
 
 
@@ -279,10 +289,50 @@ def test_every_status_class_has_an_error_class() -> None:
         401: ModelAuthError,
         403: ModelAuthError,
         404: ModelNotFoundError,
+        429: ModelRateLimitError,
         **{status: ModelServerError for status in range(500, 600)},
+        529: ModelOverloadedError,
     }
 
     assert {status: status_error_class(status) for status in range(300, 600)} == expected
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+        "prompt is too long: 210000 tokens > 200000 maximum",
+        "context_length_exceeded",
+        "the request exceeds the available context size (exceed_context_size_error)",
+    ],
+)
+@pytest.mark.parametrize("status", [400, 413])
+def test_a_context_overflow_is_recognised_by_what_the_server_says(status: int, said: str) -> None:
+    assert status_error_class(status, said) is ModelContextOverflowError
+    assert status_error_class(status, "invalid tool schema") is ModelRequestError
+    assert status_error_class(500, said) is ModelServerError
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after": "7"}, 7.0),
+        ({"retry-after": "1.5"}, 1.5),
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+        ({"retry-after": "soon"}, None),
+        ({"retry-after": "-3"}, None),
+        ({}, None),
+    ],
+)
+def test_retry_after_headers(headers: dict[str, str], seconds: float | None) -> None:
+    assert retry_after_s(httpx.Headers(headers)) == seconds
+
+
+def test_retry_after_as_an_http_date() -> None:
+    when = email.utils.format_datetime(datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=30))
+    waited = retry_after_s(httpx.Headers({"retry-after": when}))
+    assert waited is not None and 25 <= waited <= 31
 
 
 async def test_an_unreachable_server_is_a_connection_error() -> None:
@@ -291,7 +341,7 @@ async def test_an_unreachable_server_is_a_connection_error() -> None:
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1/chat/completions"
     client = OpenAIChatClient(
-        model="gpt-4.1", base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, model_name=MODEL
+        WireConfig(model="gpt-4.1", base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, model_name=MODEL)
     )
     try:
         error = await failure(client)
@@ -305,10 +355,18 @@ async def test_an_unreachable_server_is_a_connection_error() -> None:
     assert_one_line_naming_url_and_model(error, url)
 
 
-async def test_a_read_timeout_over_http_is_a_connection_error() -> None:
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_read_timeout_over_http_is_a_timeout_error(stream: bool) -> None:
     with FakeModelServer([{"content": "late", "delay_s": 30}]) as server:
         client = OpenAIChatClient(
-            model="gpt-4.1", base_url=server.base_url, api_key=KEY, model_name=MODEL, timeout_s=0.1
+            WireConfig(
+                model="gpt-4.1",
+                base_url=server.base_url,
+                api_key=KEY,
+                model_name=MODEL,
+                timeout_s=0.1,
+                stream=stream,
+            )
         )
         try:
             error = await failure(client)
@@ -317,8 +375,9 @@ async def test_a_read_timeout_over_http_is_a_connection_error() -> None:
     url = f"{server.base_url}/chat/completions"
 
     assert (type(error), str(error)) == (
-        ModelConnectionError,
-        f"cannot reach the model server at {url} for model {MODEL}: no response before the read timeout",
+        ModelTimeoutError,
+        f"the model server at {url} did not answer in time for model {MODEL}: "
+        "no response before the read timeout",
     )
 
 
@@ -328,7 +387,9 @@ async def test_error_bodies_from_the_fake_server_round_trip() -> None:
         {"status": 401},
     ]
     with FakeModelServer(steps) as server:
-        client = OpenAIChatClient(model="gpt-4.1", base_url=server.base_url, api_key=KEY, model_name=MODEL)
+        client = OpenAIChatClient(
+            WireConfig(model="gpt-4.1", base_url=server.base_url, api_key=KEY, model_name=MODEL, stream=False)
+        )
         try:
             first, second = await failure(client), await failure(client)
         finally:

@@ -1,4 +1,4 @@
-"""Tool-call repair (models/repair.py): argument shapes, ids, nameless calls, and calls recovered from text."""
+"""Tool-call repair (models/repair.py): argument shapes, ids, nameless calls, calls recovered from text."""
 
 from __future__ import annotations
 
@@ -121,7 +121,13 @@ def test_qwen_xml_values_are_typed_by_the_schema() -> None:
                 id=None,
                 name="edit",
                 # "note" may be a string: its value stays text, indentation kept.
-                arguments={"path": "src/a b.py", "line": 12, "dry_run": True, "tags": ["x", "y"], "note": "  null"},
+                arguments={
+                    "path": "src/a b.py",
+                    "line": 12,
+                    "dry_run": True,
+                    "tags": ["x", "y"],
+                    "note": "  null",
+                },
             )
         ],
     )
