@@ -30,15 +30,18 @@ Schema (docs/configuration.md has the full table)::
 
 1. read and parse with tomllib; a file that cannot be read or is not TOML gives an error diagnostic and
    is ignored whole;
-2. refuse keys named like secrets (``api_key``, ``token``, ...): keys never live in files;
-3. workspace only: drop the sensitive keys (``SENSITIVE_KEYS``) unless the user config lists the
-   workspace in ``trusted_workspaces``; a workspace file never trusts anything itself;
-4. validate with pydantic: a wrong value is dropped with an error diagnostic, the rest is kept;
-5. report unknown keys as warnings;
+2. refuse values under names like secrets (``api_key``, ``token``, ...): keys never live in files;
+3. workspace only: drop ``trusted_workspaces`` (a workspace never trusts itself), and drop the
+   sensitive keys (``SENSITIVE_KEYS``) unless the user config lists the workspace in
+   ``trusted_workspaces``, with a warning on each key;
+4. drop providers whose name cannot appear in a model string;
+5. validate with pydantic: a wrong value is dropped with an error diagnostic, the rest is kept;
+6. report unknown keys as warnings and drop them;
 
-then merges the workspace over the user config, key by key (a provider and its prices too). Every
-problem becomes a ``ConfigDiagnostic``; loading never raises and never prints. A later issue adds a
-``[permissions]`` table to these same files (the workspace may only tighten it).
+then merges the workspace over the user config, key by key (a provider and its prices too), and reports
+a provider that is not built in and lacks ``wire_api`` or ``base_url``. Every problem becomes a
+``ConfigDiagnostic``; loading never raises and never prints. A later issue adds a ``[permissions]``
+table to these same files (the workspace may only tighten it).
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ CONFIG_DIR_ENV = "AGENT_LS_CONFIG_DIR"
 WireApi = Literal["openai-chat", "anthropic", "openai-responses"]
 Severity = Literal["error", "warning"]
 KeyPath = tuple[str, ...]
-KeyTest = Callable[[KeyPath], bool]
+KeyTest = Callable[[KeyPath, Any], bool]
 Report = Callable[[KeyPath, Severity, str], None]
 
 # What an untrusted workspace may not set: these decide where requests, and so the API key, are sent.
@@ -181,8 +184,16 @@ class LoadedConfig:
 def user_config_file(env: EnvSnapshot) -> Path:
     """``$AGENT_LS_CONFIG_DIR/agent-ls.toml``, else ``<user config dir>/agent-ls/agent-ls.toml``."""
     configured = env.get(CONFIG_DIR_ENV)
-    directory = Path(configured).expanduser() if configured else platformdirs.user_config_path() / "agent-ls"
-    return directory / CONFIG_FILE_NAME
+    directory = _expanded(configured) if configured else None
+    return (directory or platformdirs.user_config_path() / "agent-ls") / CONFIG_FILE_NAME
+
+
+def _expanded(path: str) -> Path | None:
+    """``path`` with a leading ``~`` or ``~user`` expanded; None when that home is unknown."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        return None
 
 
 def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
@@ -198,10 +209,9 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
     user_file = user_config_file(env)
     user = _ConfigText.load(user_file, untrusted_hint=None)
     trusted_roots = _trusted_roots(user)
-    diagnostics = list(user.problems)
 
     workspace_file: Path | None = None
-    workspace: dict[str, Any] = {}
+    workspace = _ConfigText(Path())
     trusted = False
     if workspace_root is not None:
         root = workspace_root.expanduser().resolve()
@@ -210,19 +220,26 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
         # The user config dir opened as a workspace: one file, read once, as the user config.
         if workspace_file != user_file.expanduser().resolve():
             hint = None if trusted else _untrusted_hint(root, user_file)
-            loaded = _ConfigText.load(workspace_file, untrusted_hint=hint, workspace=True)
-            workspace = loaded.values
-            diagnostics += loaded.problems
-    merged = ConfigFile.model_validate(_deep_merge(user.values, workspace))
+            workspace = _ConfigText.load(workspace_file, untrusted_hint=hint, workspace=True)
+    merged = ConfigFile.model_validate(_deep_merge(user.values, workspace.values))
+    for name, provider in (merged.providers or {}).items():
+        if name not in BUILTIN_PROVIDER_NAMES and None in (provider.wire_api, provider.base_url):
+            defined_in = user if name in user.values.get("providers", {}) else workspace
+            defined_in.report(
+                ("providers", name),
+                "error",
+                f'provider {name!r} needs wire_api ("openai-chat", "anthropic" or "openai-responses") '
+                "and base_url",
+            )
     return LoadedConfig(
         model=merged.model,
-        model_source=(workspace_file if "model" in workspace else user_file) if merged.model else None,
+        model_source=(workspace_file if "model" in workspace.values else user_file) if merged.model else None,
         retry=merged.retry or RetryConfig(),
         providers=dict(merged.providers or {}),
         user_file=user_file,
         workspace_file=workspace_file,
         workspace_trusted=trusted,
-        diagnostics=tuple(diagnostics),
+        diagnostics=(*user.sorted_problems(), *workspace.sorted_problems()),
     )
 
 
@@ -243,13 +260,16 @@ class _ConfigText:
     problems: list[ConfigDiagnostic] = field(default_factory=list)
     locator: KeyLocator | None = None
 
+    def sorted_problems(self) -> list[ConfigDiagnostic]:
+        return sorted(self.problems, key=lambda problem: (problem.line, problem.character))
+
     def report(self, key: KeyPath, severity: Severity, message: str) -> None:
         line, start, end = self.locator.locate(key) if self.locator else (0, 0, 0)
         self.problems.append(ConfigDiagnostic(self.path, line, start, end, severity, message))
 
     @classmethod
     def load(cls, path: Path, *, untrusted_hint: str | None, workspace: bool = False) -> _ConfigText:
-        """Steps 1 to 5 of the module docstring for one file; absent or unusable: no values.
+        """Steps 1 to 6 of the module docstring for one file; absent or unusable: no values.
 
         ``untrusted_hint`` (None: trusted) is the reason given for each sensitive key dropped;
         ``workspace`` True drops ``trusted_workspaces`` as well (a workspace never trusts itself).
@@ -271,7 +291,7 @@ class _ConfigText:
         loaded.locator = KeyLocator(text)
         report = loaded.report
 
-        for key, _ in _drop_where(raw, _names_a_secret):
+        for key, _ in _drop_where(raw, _holds_a_secret):
             report(
                 key,
                 "error",
@@ -280,10 +300,10 @@ class _ConfigText:
                 "table",
             )
         if workspace:
-            for key, _ in _drop_where(raw, lambda k: k == ("trusted_workspaces",)):
+            for key, _ in _drop_where(raw, lambda k, _: k == ("trusted_workspaces",)):
                 report(key, "warning", "trusted_workspaces is ignored here: only the user config can trust")
         if untrusted_hint is not None:
-            for dropped, value in _drop_where(raw, lambda k: k[-1] in SENSITIVE_KEYS):
+            for dropped, value in _drop_where(raw, lambda k, _: k[-1] in SENSITIVE_KEYS):
                 for key in _leaves(dropped, value):
                     report(key, "warning", f"{_dotted(key)} is ignored: {untrusted_hint}")
         providers = raw.get("providers")
@@ -304,16 +324,7 @@ class _ConfigText:
             report(key, "warning", f"unknown key {_dotted(key)} is ignored; known here: {', '.join(known)}")
             _drop_at(raw, key)
         config = ConfigFile.model_validate(raw) if unknown else config
-        for name, provider in (config.providers or {}).items():
-            if name not in BUILTIN_PROVIDER_NAMES and None in (provider.wire_api, provider.base_url):
-                report(
-                    ("providers", name),
-                    "error",
-                    f'provider {name!r} needs wire_api ("openai-chat", "anthropic" or '
-                    '"openai-responses") and base_url',
-                )
         loaded.values = config.model_dump(exclude_none=True)
-        loaded.problems.sort(key=lambda problem: (problem.line, problem.character))
         return loaded
 
 
@@ -337,16 +348,17 @@ def _syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> Config
     )
 
 
-def _names_a_secret(key: KeyPath) -> bool:
-    return bool(SECRET_KEY_NAME.search(key[-1].lower().replace("-", "_")))
+def _holds_a_secret(key: KeyPath, value: Any) -> bool:
+    """A value (not a table: ``[providers.key]`` is a provider) under a name like ``api_key``."""
+    return not isinstance(value, dict) and bool(SECRET_KEY_NAME.search(key[-1].lower().replace("-", "_")))
 
 
 def _trusted_roots(user: _ConfigText) -> set[Path]:
     """The resolved paths of the user's ``trusted_workspaces``; entries that are not absolute are reported."""
     roots: set[Path] = set()
     for entry in user.values.get("trusted_workspaces") or []:
-        path = Path(entry).expanduser()
-        if path.is_absolute():
+        path = _expanded(entry)
+        if path is not None and path.is_absolute():
             roots.add(path.resolve())
         else:
             user.report(
@@ -397,10 +409,10 @@ def _drop_at(raw: dict[str, Any], loc: tuple[int | str, ...]) -> KeyPath:
 
 
 def _drop_where(raw: dict[str, Any], test: KeyTest, prefix: KeyPath = ()) -> Iterator[tuple[KeyPath, Any]]:
-    """Remove every key (at any depth) for which ``test(path)`` holds; yield (path, removed value)."""
+    """Remove every key (at any depth) for which ``test(path, value)`` holds; yield (path, removed value)."""
     for key in list(raw):
         path = (*prefix, key)
-        if test(path):
+        if test(path, raw[key]):
             yield path, raw.pop(key)
         elif isinstance(raw[key], dict):
             yield from _drop_where(raw[key], test, path)

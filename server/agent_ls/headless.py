@@ -12,6 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
+from agent_ls.config import load_config
 from agent_ls.core.context import Focus
 from agent_ls.core.errors import ConfigError
 from agent_ls.core.events import Event
@@ -99,7 +100,11 @@ async def run_headless(
         model, a bad model string, a missing replay script), 130 cancelled.
     """
     try:
-        client = open_model(resolve_model(model, EditorSettings(), EnvSnapshot.from_environ()))
+        env = EnvSnapshot.from_environ()
+        config = load_config(env, workspace)
+        for diagnostic in config.diagnostics:
+            print(f"agent-ls: {diagnostic}", file=sys.stderr)
+        client = open_model(resolve_model(model, EditorSettings(), env, config))
     except ConfigError as exc:
         print(f"agent-ls: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -18,7 +18,7 @@ from agent_ls.core.context import Focus, system_prompt, task_message
 from agent_ls.core.errors import AgentLsError
 from agent_ls.core.events import EventSink, RunEnded, RunStarted
 from agent_ls.core.loop import LoopLimits, run_loop
-from agent_ls.core.messages import Message, SystemMessage, Usage, UserMessage
+from agent_ls.core.messages import NO_USAGE, Message, SystemMessage, Usage, UserMessage
 from agent_ls.core.ports import Approver, ModelClient
 from agent_ls.core.proposal import FileChange
 from agent_ls.policy.engine import PermissionPolicy
@@ -82,7 +82,7 @@ class Session:
         focus: Focus,
         open_model: ModelOpener,
         emit: EventSink,
-        usage_before: Usage = Usage(),
+        usage_before: Usage = NO_USAGE,
     ) -> RunEnded:
         """Run ``task`` to a stop condition and return the ``RunEnded`` event (also emitted last).
 

@@ -3,6 +3,7 @@
 This is the only module that reads ``os.environ``; everything below receives a ``Settings`` or an
 ``EnvSnapshot``. Editor settings arrive in LSP ``initializationOptions`` and
 ``workspace/didChangeConfiguration`` (either the ``agentLs`` object itself or ``{"agentLs": {...}}``).
+The ``agent-ls.toml`` files are read by ``config.py``, which finds the user's through an ``EnvSnapshot``.
 """
 
 from __future__ import annotations

@@ -33,9 +33,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError

@@ -58,7 +58,11 @@ def render_chat(step: ServerStep, number: int, model: str, request_bytes: int, s
             message["reasoning_content"] = step.reasoning
         if calls:
             message["tool_calls"] = [
-                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": c["arguments"]},
+                }
                 for c in calls
             ]
         body = {
@@ -79,7 +83,8 @@ def render_chat(step: ServerStep, number: int, model: str, request_bytes: int, s
     for piece in _pieces(step.content):
         chunks.append(chunk({"content": piece}))
     for index, call in enumerate(calls):
-        first = {"index": index, "id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": ""}}
+        function = {"name": call["name"], "arguments": ""}
+        first = {"index": index, "id": call["id"], "type": "function", "function": function}
         chunks.append(chunk({"tool_calls": [first]}))
         for piece in _pieces(call["arguments"]):
             chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))

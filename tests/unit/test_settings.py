@@ -1,8 +1,8 @@
-"""Editor settings: parsed once, merged over the current ones, invalid values dropped with a message."""
+"""Settings: editor settings parsed once and merged (invalid values dropped with a message); EnvSnapshot."""
 
 from __future__ import annotations
 
-from agent_ls.settings import EditorSettings, PermissionSettings
+from agent_ls.settings import EditorSettings, EnvSnapshot, PermissionSettings
 
 
 def test_initialization_options_in_either_form() -> None:
@@ -33,3 +33,13 @@ def test_an_invalid_value_is_dropped_with_a_problem_and_the_old_one_kept() -> No
     settings, problems = EditorSettings.from_client({"maxTurns": 0, "model": "ollama/x"}, current)
     assert (settings.max_turns, settings.model) == (4, "ollama/x")
     assert problems == ["agentLs.maxTurns: Input should be greater than or equal to 1"]
+
+
+def test_the_env_snapshot_answers_any_variable_but_never_shows_a_value() -> None:
+    source = {"LOCAL_API_KEY": "sk-local-secret", "AGENT_LS_MODEL": "ollama/x", "EMPTY": ""}
+    snapshot = EnvSnapshot.from_environ(source)
+    source["AGENT_LS_MODEL"] = "changed later"
+
+    assert (snapshot.get("LOCAL_API_KEY"), snapshot.get("AGENT_LS_MODEL")) == ("sk-local-secret", "ollama/x")
+    assert (snapshot.get("EMPTY"), snapshot.get("UNSET")) == (None, None)
+    assert repr(snapshot) == str(snapshot) == "EnvSnapshot(<3 variables, values hidden>)"

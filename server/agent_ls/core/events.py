@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from agent_ls.core.messages import Usage
+from agent_ls.core.messages import NO_USAGE, Usage
 
 Verdict = Literal["allow", "ask", "deny"]
 RunStatus = Literal["done", "stopped", "cancelled", "error"]
@@ -121,7 +121,7 @@ class UsageReported:
 
     usage: Usage
     total: Usage
-    session: Usage = Usage()
+    session: Usage = NO_USAGE
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class RunEnded:
     reason: str
     answer: str
     usage: Usage
-    session_usage: Usage = Usage()
+    session_usage: Usage = NO_USAGE
 
 
 Event = (

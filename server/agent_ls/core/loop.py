@@ -32,7 +32,7 @@ from agent_ls.core.events import (
     TurnStarted,
     UsageReported,
 )
-from agent_ls.core.messages import AssistantMessage, Message, ToolResultMessage, Usage
+from agent_ls.core.messages import NO_USAGE, AssistantMessage, Message, ToolResultMessage, Usage
 from agent_ls.core.ports import ModelClient, ToolExecutor
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ async def run_loop(
     tools: ToolExecutor,
     emit: EventSink,
     limits: LoopLimits,
-    session_usage: Usage = Usage(),
+    session_usage: Usage = NO_USAGE,
 ) -> RunEnded:
     """Run the agent until a stop condition, appending to ``history`` in place.
 

@@ -123,6 +123,10 @@ class Usage:
         )
 
 
+NO_USAGE = Usage()
+"""The zero usage, for defaults (a ``Usage`` is immutable, so one instance serves everywhere)."""
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """What the model is shown of a tool: name, description and a JSON Schema for the arguments."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from lsprotocol import types as t
 
 from agent_ls.lsp import protocol
-from agent_ls.lsp.handlers import commands, lifecycle
+from agent_ls.lsp.handlers import commands, config_files, lifecycle
 from agent_ls.lsp.state import AgentLanguageServer
 
 
@@ -18,6 +18,8 @@ def build_server() -> AgentLanguageServer:
     """A new server with every handler registered. The table below is all the server answers."""
     server = AgentLanguageServer()
     server.feature(t.INITIALIZE)(lifecycle.initialize)
+    server.feature(t.INITIALIZED)(config_files.initialized)
+    server.feature(t.TEXT_DOCUMENT_DID_SAVE)(config_files.did_save)
     server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)(lifecycle.did_change_configuration)
     server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(lifecycle.did_change_workspace_folders)
     server.feature(t.SHUTDOWN)(lifecycle.shutdown)

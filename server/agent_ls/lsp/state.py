@@ -37,6 +37,8 @@ class ServerState:
     roots: list[Path] = field(default_factory=list)
     sessions: dict[str, SessionEntry] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
+    config_diagnostic_files: set[Path] = field(default_factory=set)
+    """Config files whose diagnostics are currently shown (so they can be cleared)."""
     """Usage of every run of this editor session (this server process), summed as runs end."""
 
 

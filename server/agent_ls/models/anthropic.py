@@ -43,7 +43,7 @@ from agent_ls.core.messages import (
     UserMessage,
 )
 from agent_ls.models.base import HttpModelClient, StreamReader, estimate_usage
-from agent_ls.models.errors import Endpoint, status_error_class
+from agent_ls.models.errors import Endpoint, in_band_error
 from agent_ls.models.repair import PartialCall, finalize_reply
 
 log = logging.getLogger(__name__)
@@ -64,18 +64,6 @@ OPAQUE_BLOCK_TYPES = ("thinking", "redacted_thinking")
 
 # Anthropic's error ``type`` values and the HTTP status each one comes with (Messages API "Errors"); an
 # in-band error is classified as that status would be (``models/errors.py``). Unknown types count as 500.
-ERROR_TYPE_STATUS: dict[str, int] = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "timeout_error": 504,
-    "overloaded_error": 529,
-}
 
 
 class _Lenient(BaseModel):
@@ -131,7 +119,7 @@ class AnthropicClient(HttpModelClient):
             ModelResponseError: the body has no ``content`` list of blocks.
         """
         if isinstance(body, dict) and body.get("type") == "error":
-            raise in_band_error(body, self.endpoint)
+            raise _in_band_error(body, self.endpoint)
         try:
             parsed = AnthropicMessage.model_validate(body)
         except ValidationError as exc:
@@ -344,27 +332,11 @@ def _usage(usage: AnthropicUsage | None, request_bytes: int, message: AssistantM
     )
 
 
-def in_band_error(body: Any, endpoint: Endpoint) -> ModelError:
-    """The ``ModelError`` for an Anthropic error object ``{"type": "error", "error": {"type", "message"}}``
-    sent with HTTP 200 or as an ``error`` event of a stream; the caller raises it.
-
-    The class is the one its status (``ERROR_TYPE_STATUS``) would give: ``overloaded_error`` is
-    ``ModelOverloadedError``, ``rate_limit_error`` ``ModelRateLimitError``, ``invalid_request_error``
-    ``ModelRequestError`` (or ``ModelContextOverflowError``), ``api_error`` and unknown types
-    ``ModelServerError``. The message is one line naming the URL and the model, without the API key.
-    """
+def _in_band_error(body: Any, endpoint: Endpoint) -> ModelError:
+    """The error for ``{"type": "error", "error": {"type", "message"}}``; see ``models/errors.py``."""
     error = body.get("error") if isinstance(body, dict) else None
     error = error if isinstance(error, dict) else {}
-    error_type = str(error.get("type") or "unknown_error")
-    said = " ".join(str(error.get("message") or "").split())[:300]
-    error_class = status_error_class(ERROR_TYPE_STATUS.get(error_type, 500), said)
-    message = (
-        f"the model server at {endpoint.url} sent an in-band {error_type} for model {endpoint.model_name}"
-        + (f": {said}" if said else "")
-    )
-    if endpoint.api_key:
-        message = message.replace(endpoint.api_key, "***")
-    return error_class(message)
+    return in_band_error(endpoint, str(error.get("type") or "") or None, str(error.get("message") or ""))
 
 
 @dataclass
@@ -433,7 +405,7 @@ class AnthropicStreamReader(StreamReader):
             raise ModelStreamError(self._failure(f"event {event or 'message'!r} is not a JSON object"))
         kind = payload.get("type") or event
         if kind == "error":
-            raise in_band_error(payload, self._endpoint)
+            raise _in_band_error(payload, self._endpoint)
         if kind == "message_start":
             message = payload.get("message")
             self._add_usage(message.get("usage") if isinstance(message, dict) else None)

@@ -163,7 +163,7 @@ class HttpModelClient(ABC):
 
     @abstractmethod
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
-        """The JSON body for ``messages`` (already valid, see ``valid_history``), honouring ``config.stream``."""
+        """The JSON body for ``messages`` (already valid: ``valid_history``), honouring ``config.stream``."""
 
     @abstractmethod
     def read_response(self, body: Any, tools: Sequence[ToolSpec], request_bytes: int) -> ModelResponse:

@@ -225,6 +225,65 @@ def status_error(response: httpx.Response, endpoint: Endpoint) -> ModelError:
     return error_class(_redact(message, endpoint), retry_after_s=retry_after)
 
 
+# In-band error kinds (an error sent after HTTP 200: a stream event, a 200 body, a failed response) and
+# the status they stand for. Anthropic error types (docs "Errors"), OpenAI error types and codes
+# (Chat Completions chunks, Responses ``response.failed``/``error`` events).
+IN_BAND_KIND_STATUS: dict[str, int] = {
+    "invalid_request_error": 400,
+    "invalid_prompt": 400,
+    "context_length_exceeded": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "rate_limit_exceeded": 429,
+    "insufficient_quota": 429,
+    "api_error": 500,
+    "server_error": 500,
+    "internal_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+    "server_is_overloaded": 529,
+    "slow_down": 529,
+}
+
+
+def in_band_status(kind: str | None, said: str = "") -> int:
+    """The status an in-band error stands for: ``IN_BAND_KIND_STATUS``, else by words in ``kind`` or
+    ``said`` (overloaded 529, rate limit 429), else 500 (a server failure, retried)."""
+    key = (kind or "").strip().lower()
+    if key in IN_BAND_KIND_STATUS:
+        return IN_BAND_KIND_STATUS[key]
+    words = f"{key} {said.lower()}"
+    if "overloaded" in words or key == "529":
+        return 529
+    if "rate_limit" in key or "rate limit" in words:
+        return 429
+    return 500
+
+
+def in_band_error(endpoint: Endpoint, kind: str | None, said: str | None) -> ModelError:
+    """The ``ModelError`` for an error a server sent after HTTP 200; the caller raises it.
+
+    Args:
+        kind: the error's type or code as the API names it (``overloaded_error``, ``server_error``), or None.
+        said: the server's message, or None.
+
+    The class is the one ``status_error_class`` gives for ``in_band_status(kind, said)``: overloaded and
+    server errors are retried, a context overflow is not. The message is one line naming the URL and the
+    model, never the API key.
+    """
+    text = _clip(said or "", MAX_SERVER_MESSAGE_CHARS)
+    error_class = status_error_class(in_band_status(kind, text), text)
+    message = (
+        f"the model server at {endpoint.url} sent an error after HTTP 200 for model {endpoint.model_name}: "
+        f"{text or 'no message'}" + (f" ({kind})" if kind else "")
+    )
+    return error_class(_redact(message, endpoint))
+
+
 def retry_after_s(headers: httpx.Headers) -> float | None:
     """The wait a server asked for, in seconds: ``retry-after-ms`` (milliseconds, OpenAI and Anthropic),
     else ``retry-after`` (seconds, or an HTTP date per RFC 9110 §10.2.3); None when absent or unreadable."""

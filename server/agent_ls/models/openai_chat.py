@@ -29,9 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_ls.core.errors import (
     ModelError,
-    ModelOverloadedError,
     ModelResponseError,
-    ModelServerError,
     ModelStreamError,
 )
 from agent_ls.core.events import EventSink, MessageDelta
@@ -46,12 +44,10 @@ from agent_ls.core.messages import (
     UserMessage,
 )
 from agent_ls.models.base import HttpModelClient, StreamReader, estimate_usage
-from agent_ls.models.errors import Endpoint
+from agent_ls.models.errors import Endpoint, in_band_error
 from agent_ls.models.repair import PartialCall, finalize_reply
 
 log = logging.getLogger(__name__)
-
-MAX_SERVER_MESSAGE_CHARS = 300
 
 
 class _Lenient(BaseModel):
@@ -139,8 +135,14 @@ class OpenAIChatClient(HttpModelClient):
         )
 
     def read_response(self, body: Any, tools: Sequence[ToolSpec], request_bytes: int) -> ModelResponse:
+        """The first choice as a ``ModelResponse`` (steps in the module docstring).
+
+        Raises:
+            ModelOverloadedError / ModelServerError: the body is ``{"error": …}`` (see ``_in_band_error``).
+            ModelResponseError: the body has no ``choices``, or they do not have the documented shape.
+        """
         if isinstance(body, dict) and body.get("error"):
-            raise inband_error(body["error"], self.endpoint)
+            raise _in_band_error(body["error"], self.endpoint)
         try:
             completion = ChatCompletion.model_validate(body)
         except ValidationError as exc:
@@ -258,7 +260,8 @@ class _CallDeltas:
     arguments: list[str] = field(default_factory=list)
 
     def starts_new_call(self, call_id: str | None, name: str | None) -> bool:
-        """A delta with another non-empty id (tc07, tc08), or without ids another name, is a new call."""
+        """A delta with another non-empty id (tc07, tc08) is a new call; so is one without an id that
+        carries another non-empty name."""
         if call_id and self.id:
             return call_id != self.id
         return bool(name and self.name and name != self.name and not call_id)
@@ -306,8 +309,11 @@ class ChatStreamReader(StreamReader):
         self._by_index: dict[int, _CallDeltas] = {}
         self._finish_reason: str | None = None
         self._usage: ChatUsage | None = None
+        # ``finish`` has no sink of its own: text the splitter still holds goes out on the last one fed.
+        self._sink: EventSink = lambda event: None
 
     def feed(self, event: str, data: str, emit: EventSink) -> None:
+        self._sink = emit
         if not data.strip():
             return
         try:
@@ -315,9 +321,9 @@ class ChatStreamReader(StreamReader):
         except ValueError as exc:
             raise ModelStreamError(self._stream_failure(f"an event is not JSON: {data[:80]!r}")) from exc
         if isinstance(payload, dict) and payload.get("error"):
-            raise inband_error(payload["error"], self._endpoint)
+            raise _in_band_error(payload["error"], self._endpoint)
         if event == "error":
-            raise inband_error(payload, self._endpoint)
+            raise _in_band_error(payload, self._endpoint)
         try:
             chunk = ChatChunk.model_validate(payload)
         except ValidationError as exc:
@@ -332,7 +338,7 @@ class ChatStreamReader(StreamReader):
         if choice.delta is not None:
             self._take(choice.delta, emit)
         if choice.finish_reason == "error":
-            raise inband_error("the server ended the response with finish_reason error", self._endpoint)
+            raise _in_band_error("the server ended the response with finish_reason error", self._endpoint)
         if choice.finish_reason:
             self._finish_reason = choice.finish_reason
 
@@ -370,7 +376,7 @@ class ChatStreamReader(StreamReader):
                 self._stream_failure("ended before the response was complete (no finish_reason, no [DONE])")
             )
         for kind, piece in self._text.flush():
-            (self._reasoning if kind == "reasoning" else self._answer).append(piece)
+            self._emit(kind, piece, self._sink)
         partials = [
             PartialCall(id=call.id, name=call.name, arguments="".join(call.arguments) or None)
             for call in self._calls
@@ -443,33 +449,14 @@ def _partial_suffix(text: str, tag: str) -> int:
     return 0
 
 
-def inband_error(error: Any, endpoint: Endpoint) -> ModelError:
-    """The ``ModelError`` for an error a server sent in a 200 response (a stream chunk or a JSON body).
-
-    ``error`` is the ``error`` member (an object with ``message``/``type``/``code``, or text). An
-    overloaded one (type or message says overloaded, or code 529) is ``ModelOverloadedError``, any other
-    ``ModelServerError``; both are retried. The message is one line naming the URL and the model; the API
-    key is redacted.
-    """
-    said = error
-    kind = ""
+def _in_band_error(error: Any, endpoint: Endpoint) -> ModelError:
+    """The error for an ``error`` member sent after HTTP 200 (an object with ``message``/``type``/``code``,
+    or text); translated in ``models/errors.py``."""
     if isinstance(error, dict):
-        said = error.get("message") or error
-        kind = f"{error.get('type') or ''} {error.get('code') or ''}"
-    said_text = said if isinstance(said, str) else json.dumps(said, ensure_ascii=False)
-    line = " ".join(said_text.split())
-    if len(line) > MAX_SERVER_MESSAGE_CHARS:
-        line = line[: MAX_SERVER_MESSAGE_CHARS - 1] + "…"
-    where = f"the model server at {endpoint.url}"
-    if "overloaded" in f"{kind} {line}".lower() or "529" in kind.split():
-        error_class: type[ModelError] = ModelOverloadedError
-        message = f"{where} is overloaded (error after HTTP 200) for model {endpoint.model_name}: {line}"
-    else:
-        error_class = ModelServerError
-        message = f"{where} failed (error after HTTP 200) for model {endpoint.model_name}: {line}"
-    if endpoint.api_key and endpoint.api_key.strip():
-        message = message.replace(endpoint.api_key.strip(), "***")
-    return error_class(message)
+        kind = error.get("type") or error.get("code")
+        said = error.get("message") or json.dumps(error, ensure_ascii=False)
+        return in_band_error(endpoint, str(kind) if kind else None, str(said))
+    return in_band_error(endpoint, None, error if isinstance(error, str) else json.dumps(error))
 
 
 def _assistant_message(

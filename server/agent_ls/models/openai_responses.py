@@ -38,13 +38,7 @@ from typing import Any, ClassVar, assert_never
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_ls.core.errors import (
-    ModelContextOverflowError,
-    ModelError,
-    ModelOverloadedError,
-    ModelRateLimitError,
-    ModelRequestError,
     ModelResponseError,
-    ModelServerError,
     ModelStreamError,
 )
 from agent_ls.core.events import EventSink, MessageDelta
@@ -60,7 +54,7 @@ from agent_ls.core.messages import (
     UserMessage,
 )
 from agent_ls.models.base import HttpModelClient, StreamReader, WireConfig, estimate_usage
-from agent_ls.models.errors import CONTEXT_OVERFLOW_MARKERS, Endpoint
+from agent_ls.models.errors import Endpoint, in_band_error
 from agent_ls.models.repair import PartialCall, finalize_calls
 
 log = logging.getLogger(__name__)
@@ -174,7 +168,7 @@ class OpenAIResponsesClient(HttpModelClient):
         status = response.status or "completed"
         if status == "failed":
             error = response.error or ResponseError()
-            raise failure_error(self.endpoint, error.code, error.message)
+            raise in_band_error(self.endpoint, error.code, error.message)
         if status not in ("completed", "incomplete"):
             raise ModelResponseError(
                 f"the model server at {self.endpoint.url} answered with a response that is {status!r}, "
@@ -379,38 +373,6 @@ def unreadable(endpoint: Endpoint, exc: ValidationError) -> ModelResponseError:
     )
 
 
-def failure_error(endpoint: Endpoint, code: str | None, message: str | None) -> ModelError:
-    """The error for a ``failed`` response or an ``error`` event (``code`` as the API names it).
-
-    ``*overloaded*`` -> ``ModelOverloadedError``; ``*rate_limit*`` -> ``ModelRateLimitError``; a code or
-    message naming the context window -> ``ModelContextOverflowError``; ``server_error``, a timeout or no
-    code -> ``ModelServerError``; any other code (``invalid_prompt``, image errors) -> ``ModelRequestError``.
-    The message is one line, names the URL and the model, and never holds the key.
-    """
-    code_text = (code or "").lower()
-    said = " ".join((message or "no message").split())
-    if len(said) > 300:
-        said = said[:299] + "…"
-    where = f"the model server at {endpoint.url}"
-    suffix = f" ({code})" if code else ""
-    error_class: type[ModelError]
-    if "overloaded" in code_text:
-        error_class, text = ModelOverloadedError, f"{where} is overloaded for model {endpoint.model_name}"
-    elif "rate_limit" in code_text:
-        error_class, text = ModelRateLimitError, f"{where} is rate limiting model {endpoint.model_name}"
-    elif code_text == "context_length_exceeded" or any(m in said.lower() for m in CONTEXT_OVERFLOW_MARKERS):
-        error_class = ModelContextOverflowError
-        text = f"the conversation is over the context window of model {endpoint.model_name} ({endpoint.url})"
-    elif not code_text or code_text in ("server_error", "internal_error") or "timeout" in code_text:
-        error_class, text = ModelServerError, f"{where} failed for model {endpoint.model_name}"
-    else:
-        error_class, text = ModelRequestError, f"{where} rejected the request for model {endpoint.model_name}"
-    full = f"{text}: {said}{suffix}"
-    if endpoint.api_key:
-        full = full.replace(endpoint.api_key, "***")
-    return error_class(full)
-
-
 class ResponsesStreamReader(StreamReader):
     """Rebuilds one streamed response from its server-sent events.
 
@@ -423,7 +385,8 @@ class ResponsesStreamReader(StreamReader):
 
     Raises:
         ModelStreamError: an event is not a JSON object, or the stream ended without a final event.
-        ModelError: ``response.failed`` or an ``error`` event (``failure_error``).
+        ModelResponseError: a final output item of a type we read has the wrong shape.
+        ModelError: ``response.failed`` or an ``error`` event (``models/errors.py`` ``in_band_error``).
     """
 
     def __init__(self, endpoint: Endpoint, stream_failure: Callable[[str], str], request_bytes: int) -> None:
@@ -491,10 +454,10 @@ class ResponsesStreamReader(StreamReader):
                 self._final.status = "incomplete" if kind == "response.incomplete" else "completed"
         elif kind == "response.failed":
             error = ResponseError.model_validate((event.response or {}).get("error") or {})
-            raise failure_error(self._endpoint, error.code, error.message)
+            raise in_band_error(self._endpoint, error.code, error.message)
         elif kind == "error":
             error = event.error or ResponseError(code=event.code, message=event.message)
-            raise failure_error(self._endpoint, error.code, error.message)
+            raise in_band_error(self._endpoint, error.code, error.message)
 
     def _slot(self, event: StreamEvent, item_id: Any = None) -> int:
         """The output index of the item ``event`` is about: ``output_index``; else the index recorded for

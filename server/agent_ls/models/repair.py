@@ -136,9 +136,7 @@ XML_PARAMETER = re.compile(
     r"<parameter=([^>\n]+)>(.*?)(?:</parameter>|(?=<parameter=)|(?=</function>)|\Z)", re.DOTALL
 )
 
-MISTRAL_NAMED = re.compile(
-    r"\[TOOL_CALLS\]\s*([\w.\-]+)\s*(?:\[CALL_ID\]\s*([\w\-]+)\s*)?\[ARGS\]", re.ASCII
-)
+MISTRAL_NAMED = re.compile(r"\[TOOL_CALLS\]\s*([\w.\-]+)\s*(?:\[CALL_ID\]\s*([\w\-]+)\s*)?\[ARGS\]", re.ASCII)
 """``[TOOL_CALLS]name[ARGS]`` (Mistral tokenizer v11+), optionally with ``[CALL_ID]id`` before ``[ARGS]``."""
 
 MISTRAL_MARKER = "[TOOL_CALLS]"

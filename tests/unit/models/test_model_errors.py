@@ -26,8 +26,8 @@ from agent_ls.core.errors import (
     ModelTimeoutError,
 )
 from agent_ls.core.messages import UserMessage
-from agent_ls.models.errors import UNTRANSLATED, retry_after_s, status_error_class
 from agent_ls.models.base import WireConfig
+from agent_ls.models.errors import UNTRANSLATED, retry_after_s, status_error_class
 from agent_ls.models.openai_chat import OpenAIChatClient
 from tests.support.model_server import FakeModelServer
 

@@ -350,11 +350,22 @@ async def test_a_failed_response_raises_its_error(
     assert caught.value.retryable == (error_class is not ModelRequestError)
 
 
-async def test_a_body_that_is_not_a_response_object_is_a_response_error(make_client: MakeClient) -> None:
-    client = make_client(Recorder([{"output": []}]))
+@pytest.mark.parametrize(
+    "body",
+    [[{"output": []}], response([{"type": "function_call", "call_id": "c", "name": ["read_file"]}])],
+    ids=["not-an-object", "call-name-not-text"],
+)
+async def test_a_body_without_the_documented_shape_is_a_response_error(
+    make_client: MakeClient, body: Any
+) -> None:
+    client = make_client(Recorder(body))
 
-    with pytest.raises(ModelResponseError, match="unreadable response for model openai-responses/gpt-5"):
+    with pytest.raises(ModelResponseError) as caught:
         await client.complete([UserMessage("Go.")], [], lambda event: None)
+
+    assert str(caught.value).startswith(
+        f"the model server at {URL} sent an unreadable response for model openai-responses/gpt-5: unexpected "
+    )
 
 
 async def test_usage_is_estimated_when_missing_and_priced_when_prices_are_set(

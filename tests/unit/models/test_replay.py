@@ -10,9 +10,14 @@ from typing import Any
 import pytest
 
 from agent_ls.core.errors import ConfigError, ScriptExhausted
+from agent_ls.core.events import Event
 from agent_ls.core.messages import AssistantMessage, ModelResponse, ToolCall, Usage, UserMessage
 from agent_ls.models.openai_chat import chat_request_body
 from agent_ls.models.replay import ReplayModel
+
+
+def _ignore(_event: Event) -> None:
+    return None
 
 
 def script(tmp_path: Path, steps: Any, name: str = "script.json") -> Path:
@@ -38,7 +43,7 @@ async def test_steps_are_answered_in_order_with_ids_and_json_arguments(tmp_path:
     )
     model = ReplayModel(str(path))
 
-    responses = [(await model.complete([UserMessage("go")], [])).message for _ in range(3)]
+    responses = [(await model.complete([UserMessage("go")], [], _ignore)).message for _ in range(3)]
 
     assert model.model_name == f"replay:{path}"
     assert responses == [
@@ -58,7 +63,7 @@ async def test_usage_is_estimated_from_the_request_and_reply_bytes(tmp_path: Pat
     model = ReplayModel(script(tmp_path, [{"content": "abcdefgh"}]))
     history = [UserMessage("what is in this repository?")]
 
-    response = await model.complete(history, [])
+    response = await model.complete(history, [], _ignore)
 
     request_bytes = len(chat_request_body(model.model_name, history, []))
     assert response == ModelResponse(
@@ -70,10 +75,10 @@ async def test_usage_is_estimated_from_the_request_and_reply_bytes(tmp_path: Pat
 
 async def test_running_out_of_steps_raises_script_exhausted(tmp_path: Path) -> None:
     model = ReplayModel(str(script(tmp_path, [{"content": "only one"}])))
-    await model.complete([UserMessage("one")], [])
+    await model.complete([UserMessage("one")], [], _ignore)
 
     with pytest.raises(ScriptExhausted) as caught:
-        await model.complete([UserMessage("two")], [])
+        await model.complete([UserMessage("two")], [], _ignore)
 
     assert str(caught.value) == f"replay script {tmp_path / 'script.json'} has no step left for model call 2"
 
@@ -86,7 +91,7 @@ async def test_the_model_name_keeps_the_path_as_given(
     model = ReplayModel("./empty.json")
 
     with pytest.raises(ScriptExhausted) as caught:
-        await model.complete([UserMessage("hi")], [])
+        await model.complete([UserMessage("hi")], [], _ignore)
 
     assert (model.model_name, str(caught.value)) == (
         "replay:./empty.json",
@@ -149,11 +154,11 @@ def test_a_missing_script_is_a_config_error(tmp_path: Path) -> None:
 async def test_a_delay_is_cancellable_and_uses_up_its_step(tmp_path: Path) -> None:
     model = ReplayModel(script(tmp_path, [{"content": "slow", "delay_s": 3600}, {"content": "next"}]))
 
-    call = asyncio.create_task(model.complete([UserMessage("hi")], []))
+    call = asyncio.create_task(model.complete([UserMessage("hi")], [], _ignore))
     await asyncio.sleep(0)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    after = await model.complete([UserMessage("again")], [])
+    after = await model.complete([UserMessage("again")], [], _ignore)
 
     assert after.message == AssistantMessage("next")

@@ -98,7 +98,9 @@ async def test_retryable_errors_are_retried_then_succeed(error: ModelError) -> N
     assert model.calls == 2
     assert len(waits) == 1 and 0 <= waits[0] <= 1.0  # full jitter under the first ceiling (base 1 s)
     retrying = [e for e in events if isinstance(e, ModelRetrying)]
-    assert retrying == [ModelRetrying(attempt=2, max_attempts=4, wait_s=round(waits[0], 3), reason=str(error))]
+    assert retrying == [
+        ModelRetrying(attempt=2, max_attempts=4, wait_s=round(waits[0], 3), reason=str(error))
+    ]
 
 
 @pytest.mark.parametrize(
@@ -121,7 +123,9 @@ async def test_other_errors_are_not_retried(error: ModelError) -> None:
 
 
 async def test_retry_after_is_honoured_exactly() -> None:
-    model = FlakyModel([ModelRateLimitError("429", retry_after_s=2.5), ModelServerError("503", retry_after_s=0)])
+    model = FlakyModel(
+        [ModelRateLimitError("429", retry_after_s=2.5), ModelServerError("503", retry_after_s=0)]
+    )
     result, _, waits = await _complete(model)
     assert result == OK
     assert waits == [2.5, 0]
@@ -164,7 +168,9 @@ async def test_the_total_wait_is_capped() -> None:
     result, _, waits = await _complete(model, policy)
     assert isinstance(result, ModelRateLimitError)
     assert waits == [40, 40]
-    assert "gave up after waiting 80 s in total; the next wait of 40 s would pass the 100 s cap" in str(result)
+    assert "gave up after waiting 80 s in total; the next wait of 40 s would pass the 100 s cap" in str(
+        result
+    )
 
 
 async def test_partial_text_of_a_failed_attempt_is_flagged_void() -> None:

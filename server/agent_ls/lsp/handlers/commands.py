@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from agent_ls.config import load_config
 from agent_ls.core.context import Focus
 from agent_ls.core.events import RunEnded
 from agent_ls.core.proposal import FileChange
@@ -34,6 +35,7 @@ from agent_ls.lsp import protocol as p
 from agent_ls.lsp.approver import LspApprover
 from agent_ls.lsp.buffers import EditorBuffers
 from agent_ls.lsp.convert import EditNotSupported, build_workspace_edit
+from agent_ls.lsp.handlers import config_files
 from agent_ls.lsp.render import LspEventRenderer, usage_summary
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
 from agent_ls.models.resolution import open_model, resolve_model
@@ -146,12 +148,15 @@ async def _drive(ls: AgentLanguageServer, entry: SessionEntry, params: p.RunPara
                 )
         except Exception as exc:  # a client that refuses the token still gets the log and agent/* messages
             log.warning("window/workDoneProgress/create failed: %s", exc)
-    settings = ls.state.settings
+    settings, env = ls.state.settings, EnvSnapshot.from_environ()
+    config_files.refresh(ls)  # the run reads the config again: show its problems as they are now
     try:
         await session.run(
             task=params.task,
             focus=focus,
-            open_model=lambda: open_model(resolve_model(params.model, settings, EnvSnapshot.from_environ())),
+            open_model=lambda: open_model(
+                resolve_model(params.model, settings, env, load_config(env, session.root))
+            ),
             emit=renderer,
             usage_before=ls.state.usage,
         )

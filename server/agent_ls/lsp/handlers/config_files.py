@@ -1,0 +1,96 @@
+"""The config files (user and workspace ``agent-ls.toml``) as the editor sees them: their problems as
+diagnostics (``textDocument/publishDiagnostics``), refreshed when the client is ready, when such a file
+is saved, and at each run (which reads them again).
+
+A file whose problems are gone gets an empty diagnostics list, so the editor clears them. Positions
+come from ``config.py`` in code points of the line and are converted to the negotiated position
+encoding (LSP 3.17 ``PositionEncodingKind``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from pathlib import Path
+
+from lsprotocol import types as t
+from pygls.uris import from_fs_path, to_fs_path
+
+from agent_ls.config import CONFIG_FILE_NAME, ConfigDiagnostic, LoadedConfig, load_config
+from agent_ls.lsp.state import AgentLanguageServer
+from agent_ls.settings import EnvSnapshot
+
+log = logging.getLogger(__name__)
+
+SOURCE = "agent-ls"
+SEVERITY = {"error": t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning}
+
+
+def initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:
+    refresh(ls)
+
+
+def did_save(ls: AgentLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
+    path = to_fs_path(params.text_document.uri)
+    if path and Path(path).name == CONFIG_FILE_NAME:
+        refresh(ls)
+
+
+def refresh(ls: AgentLanguageServer) -> list[LoadedConfig]:
+    """Read the config of every workspace root and publish its diagnostics; returns what was loaded."""
+    env = EnvSnapshot.from_environ()
+    loaded = [load_config(env, root) for root in ls.state.roots] or [load_config(env, None)]
+    publish(ls, loaded)
+    return loaded
+
+
+def publish(ls: AgentLanguageServer, loaded: list[LoadedConfig]) -> None:
+    """Publish the diagnostics of ``loaded``, per file, and clear files that no longer have any."""
+    by_file: dict[Path, list[ConfigDiagnostic]] = defaultdict(list)
+    for config in loaded:
+        for path in (config.user_file, config.workspace_file):
+            if path is not None:
+                by_file.setdefault(path, [])
+        for diagnostic in config.diagnostics:
+            if diagnostic not in by_file[diagnostic.path]:
+                by_file[diagnostic.path].append(diagnostic)
+    for path in ls.state.config_diagnostic_files - set(by_file):
+        by_file[path] = []
+    for path, diagnostics in by_file.items():
+        if not diagnostics and path not in ls.state.config_diagnostic_files:
+            continue  # nothing shown before, nothing to show now
+        uri = from_fs_path(str(path))
+        if uri is None:
+            continue
+        ls.text_document_publish_diagnostics(
+            t.PublishDiagnosticsParams(uri=uri, diagnostics=[_lsp(ls, d) for d in diagnostics])
+        )
+    ls.state.config_diagnostic_files = {path for path, found in by_file.items() if found}
+
+
+def _lsp(ls: AgentLanguageServer, diagnostic: ConfigDiagnostic) -> t.Diagnostic:
+    start, end = _columns(ls, diagnostic)
+    return t.Diagnostic(
+        range=t.Range(start=t.Position(diagnostic.line, start), end=t.Position(diagnostic.line, end)),
+        message=diagnostic.message,
+        severity=SEVERITY[diagnostic.severity],
+        source=SOURCE,
+    )
+
+
+def _columns(ls: AgentLanguageServer, diagnostic: ConfigDiagnostic) -> tuple[int, int]:
+    """The diagnostic's start and end columns in the negotiated encoding (code points are UTF-32)."""
+    encoding = ls.workspace.position_encoding or t.PositionEncodingKind.Utf16
+    if encoding == t.PositionEncodingKind.Utf32:
+        return diagnostic.character, diagnostic.end_character
+    try:
+        line = diagnostic.path.read_text(encoding="utf-8").splitlines()[diagnostic.line]
+    except (OSError, UnicodeDecodeError, IndexError):
+        return diagnostic.character, diagnostic.end_character
+    codec = "utf-8" if encoding == t.PositionEncodingKind.Utf8 else "utf-16-le"
+    unit = 1 if codec == "utf-8" else 2
+
+    def units(column: int) -> int:
+        return len(line[:column].encode(codec, "surrogatepass")) // unit
+
+    return units(diagnostic.character), units(diagnostic.end_character)
