@@ -28,6 +28,7 @@ def _agent_ls(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
+    full_env["AGENT_LS_CONFIG_DIR"] = os.environ["AGENT_LS_CONFIG_DIR"]  # empty: no user config leaks in
     full_env.update(env or {})
     done = subprocess.run(
         [sys.executable, "-m", "agent_ls", *args],
@@ -121,6 +122,7 @@ def test_ctrl_c_cancels_with_exit_130(tmp_path: Path) -> None:
     root = _project(tmp_path)
     model = _script(tmp_path, [{"content": "slow", "delay_s": 30}])
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_LS_")}
+    env["AGENT_LS_CONFIG_DIR"] = os.environ["AGENT_LS_CONFIG_DIR"]
     process = subprocess.Popen(
         [sys.executable, "-m", "agent_ls", "run", "x", "--model", model, "--workspace", str(root)],
         stdin=subprocess.DEVNULL,

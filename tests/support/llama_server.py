@@ -15,7 +15,7 @@ already uses. Responses go back as they arrive (SSE stays streamed), framed by c
 
 Usage::
 
-    with LlamaServer(python, gguf, log_path=tmp / "llama.log") as llama, RecordingProxy(llama.base_url) as proxy:
+    with LlamaServer(python, gguf, log_path=log) as llama, RecordingProxy(llama.base_url) as proxy:
         ...  # point the client at proxy.base_url ("http://127.0.0.1:<port>/v1")
         assert proxy.exchanges[0].request["messages"][0]["role"] == "system"
 
@@ -181,7 +181,7 @@ class Exchange:
 
 
 class RecordingProxy:
-    """Forwards ``POST``/``GET`` under ``/v1`` to ``upstream_base_url`` and records each ``Exchange`` in order.
+    """Forwards ``POST`` and ``GET`` to ``upstream_base_url`` and records each ``Exchange``, in order.
 
     Args:
         upstream_base_url: the server's API root, ``http://127.0.0.1:<port>/v1``.
@@ -196,7 +196,9 @@ class RecordingProxy:
         self._server = ThreadingHTTPServer((HOST, 0), self._handler())
         self._server.daemon_threads = True
         self.base_url = f"http://{HOST}:{self._server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, name="recording-proxy", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="recording-proxy", daemon=True
+        )
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         proxy = self

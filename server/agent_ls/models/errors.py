@@ -107,13 +107,16 @@ CONTEXT_OVERFLOW_MARKERS = (
 def status_error_class(status: int, server_message: str = "") -> type[ModelError]:
     """The error class for a non-2xx status.
 
-    401/403 auth; 404 and 3xx not found; 429 rate limited; 400 and 413 whose message names the context
-    window (``CONTEXT_OVERFLOW_MARKERS``) context overflow; other 4xx request; 529 overloaded; 5xx server.
+    401/403 auth; 404 and 3xx not found; 429 rate limited (out of quota: a request error, as waiting
+    cannot help); 400 and 413 whose message names the context window (``CONTEXT_OVERFLOW_MARKERS``)
+    context overflow; other 4xx request; 529 overloaded; 5xx server.
     """
     if status in (401, 403):
         return ModelAuthError
     if status == 404 or 300 <= status < 400:
         return ModelNotFoundError
+    if status == 429 and any(m in server_message.lower() for m in ("insufficient_quota", "current quota")):
+        return ModelRequestError  # out of credit: waiting does not help (OpenAI sends it as a 429)
     if status == 429:
         return ModelRateLimitError
     if status in (400, 413) and any(m in server_message.lower() for m in CONTEXT_OVERFLOW_MARKERS):
@@ -227,23 +230,40 @@ def status_error(response: httpx.Response, endpoint: Endpoint) -> ModelError:
 
 # In-band error kinds (an error sent after HTTP 200: a stream event, a 200 body, a failed response) and
 # the status they stand for. Anthropic error types (docs "Errors"), OpenAI error types and codes
-# (Chat Completions chunks, Responses ``response.failed``/``error`` events).
+# (Chat Completions chunks, Responses ``response.failed``/``error`` events; the image codes are the rest
+# of the Responses ``ResponseError.code`` enum: the input is at fault, so retrying cannot help).
 IN_BAND_KIND_STATUS: dict[str, int] = {
     "invalid_request_error": 400,
     "invalid_prompt": 400,
     "context_length_exceeded": 400,
+    "invalid_image": 400,
+    "invalid_image_format": 400,
+    "invalid_base64_image": 400,
+    "invalid_image_url": 400,
+    "image_too_large": 400,
+    "image_too_small": 400,
+    "image_parse_error": 400,
+    "image_content_policy_violation": 400,
+    "invalid_image_mode": 400,
+    "image_file_too_large": 400,
+    "unsupported_image_media_type": 400,
+    "empty_image_file": 400,
+    "failed_to_download_image": 400,
+    "image_file_not_found": 400,
     "authentication_error": 401,
+    "invalid_api_key": 401,
     "billing_error": 402,
     "permission_error": 403,
     "not_found_error": 404,
     "request_too_large": 413,
     "rate_limit_error": 429,
     "rate_limit_exceeded": 429,
-    "insufficient_quota": 429,
+    "insufficient_quota": 402,
     "api_error": 500,
     "server_error": 500,
     "internal_error": 500,
     "timeout_error": 504,
+    "vector_store_timeout": 504,
     "overloaded_error": 529,
     "server_is_overloaded": 529,
     "slow_down": 529,
@@ -252,10 +272,13 @@ IN_BAND_KIND_STATUS: dict[str, int] = {
 
 def in_band_status(kind: str | None, said: str = "") -> int:
     """The status an in-band error stands for: ``IN_BAND_KIND_STATUS``, else by words in ``kind`` or
-    ``said`` (overloaded 529, rate limit 429), else 500 (a server failure, retried)."""
+    ``said`` (overloaded 529, rate limit 429), a numeric code 400-599 as itself, else 500 (a server
+    failure, retried)."""
     key = (kind or "").strip().lower()
     if key in IN_BAND_KIND_STATUS:
         return IN_BAND_KIND_STATUS[key]
+    if key.isdigit() and 400 <= int(key) <= 599:  # OpenRouter sends the status as the code
+        return int(key)
     words = f"{key} {said.lower()}"
     if "overloaded" in words or key == "529":
         return 529
@@ -276,7 +299,8 @@ def in_band_error(endpoint: Endpoint, kind: str | None, said: str | None) -> Mod
     model, never the API key.
     """
     text = _clip(said or "", MAX_SERVER_MESSAGE_CHARS)
-    error_class = status_error_class(in_band_status(kind, text), text)
+    # The kind counts as what the server said too: ``context_length_exceeded`` names the overflow itself.
+    error_class = status_error_class(in_band_status(kind, text), f"{kind or ''} {text}")
     message = (
         f"the model server at {endpoint.url} sent an error after HTTP 200 for model {endpoint.model_name}: "
         f"{text or 'no message'}" + (f" ({kind})" if kind else "")

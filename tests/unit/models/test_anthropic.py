@@ -617,10 +617,11 @@ async def test_in_band_error_event_fails_the_call(
         with pytest.raises(ModelError) as caught:
             await client.complete([UserMessage("go")], [], emit)
 
-    said = f": {message}" if message else ""
     assert type(caught.value) is error_class
+    assert caught.value.retryable == issubclass(error_class, (ModelRateLimitError, ModelServerError))
     assert str(caught.value) == (
-        f"the model server at {server.base_url}/messages sent an in-band {error_type} for model {SHOWN}{said}"
+        f"the model server at {server.base_url}/messages sent an error after HTTP 200 for model {SHOWN}: "
+        f"{message or 'no message'} ({error_type})"
     )
     assert events == [MessageDelta("I'll start")]
 

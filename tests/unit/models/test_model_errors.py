@@ -1,5 +1,5 @@
-"""models/errors.py: every httpx exception and HTTP status maps to the right ModelError, with a one-line
-message that names the URL and the model and never the API key."""
+"""models/errors.py: every httpx exception, HTTP status and in-band error kind maps to the right ModelError,
+with a one-line message that names the URL and the model and never the API key."""
 
 from __future__ import annotations
 
@@ -27,7 +27,14 @@ from agent_ls.core.errors import (
 )
 from agent_ls.core.messages import UserMessage
 from agent_ls.models.base import WireConfig
-from agent_ls.models.errors import UNTRANSLATED, retry_after_s, status_error_class
+from agent_ls.models.errors import (
+    IN_BAND_KIND_STATUS,
+    UNTRANSLATED,
+    Endpoint,
+    in_band_error,
+    retry_after_s,
+    status_error_class,
+)
 from agent_ls.models.openai_chat import OpenAIChatClient
 from tests.support.model_server import FakeModelServer
 
@@ -189,8 +196,8 @@ STATUS_CASES = [
     pytest.param(
         answer(429, {"error": "rate limited"}),
         KEY,
-        ModelRequestError,
-        f"the model server at {URL} rejected the request (HTTP 429) for model {MODEL}: rate limited",
+        ModelRateLimitError,
+        f"the model server at {URL} is rate limiting (HTTP 429) model {MODEL}: rate limited",
         id="429-error-string",
     ),
     pytest.param(
@@ -220,7 +227,7 @@ STATUS_CASES = [
         answer(200, {"object": "list", "data": []}),
         KEY,
         ModelResponseError,
-        f"the model server at {URL} sent an unreadable response (HTTP 200) for model {MODEL}: "
+        f"the model server at {URL} sent an unreadable response for model {MODEL}: "
         "unexpected body: choices: Field required",
         id="200-no-choices",
     ),
@@ -228,7 +235,7 @@ STATUS_CASES = [
         answer(200, {"choices": []}),
         KEY,
         ModelResponseError,
-        f"the model server at {URL} sent an unreadable response (HTTP 200) for model {MODEL}: "
+        f"the model server at {URL} sent an unreadable response for model {MODEL}: "
         "unexpected body: choices: List should have at least 1 item after validation, not 0",
         id="200-empty-choices",
     ),
@@ -311,6 +318,176 @@ def test_a_context_overflow_is_recognised_by_what_the_server_says(status: int, s
     assert status_error_class(status, said) is ModelContextOverflowError
     assert status_error_class(status, "invalid tool schema") is ModelRequestError
     assert status_error_class(500, said) is ModelServerError
+
+
+# Every in-band kind models/errors.py knows (Anthropic error types, OpenAI error types and codes, the
+# Responses ``ResponseError.code`` enum) and the class it must give. A kind added there without a line here
+# fails the completeness test.
+IN_BAND_EXPECTED: dict[str, type[ModelError]] = {
+    "invalid_request_error": ModelRequestError,
+    "invalid_prompt": ModelRequestError,
+    "context_length_exceeded": ModelContextOverflowError,
+    **dict.fromkeys(
+        [
+            "invalid_image",
+            "invalid_image_format",
+            "invalid_base64_image",
+            "invalid_image_url",
+            "image_too_large",
+            "image_too_small",
+            "image_parse_error",
+            "image_content_policy_violation",
+            "invalid_image_mode",
+            "image_file_too_large",
+            "unsupported_image_media_type",
+            "empty_image_file",
+            "failed_to_download_image",
+            "image_file_not_found",
+        ],
+        ModelRequestError,
+    ),
+    "authentication_error": ModelAuthError,
+    "invalid_api_key": ModelAuthError,
+    "billing_error": ModelRequestError,
+    "permission_error": ModelAuthError,
+    "not_found_error": ModelNotFoundError,
+    "request_too_large": ModelRequestError,
+    "rate_limit_error": ModelRateLimitError,
+    "rate_limit_exceeded": ModelRateLimitError,
+    "insufficient_quota": ModelRequestError,  # out of credit: retrying cannot help
+    "api_error": ModelServerError,
+    "server_error": ModelServerError,
+    "internal_error": ModelServerError,
+    "timeout_error": ModelServerError,
+    "vector_store_timeout": ModelServerError,
+    "overloaded_error": ModelOverloadedError,
+    "server_is_overloaded": ModelOverloadedError,
+    "slow_down": ModelOverloadedError,
+}
+ENDPOINT = Endpoint(url=URL, model_name=MODEL, key_env="OPENAI_API_KEY", api_key=KEY)
+
+
+def test_every_in_band_kind_maps_to_its_class() -> None:
+    through_status = {kind: status_error_class(status, kind) for kind, status in IN_BAND_KIND_STATUS.items()}
+    raised = {kind: type(in_band_error(ENDPOINT, kind, "It went wrong.")) for kind in IN_BAND_KIND_STATUS}
+    shouted = {kind: type(in_band_error(ENDPOINT, kind.upper(), None)) for kind in IN_BAND_KIND_STATUS}
+
+    assert through_status == IN_BAND_EXPECTED
+    assert raised == IN_BAND_EXPECTED
+    assert shouted == IN_BAND_EXPECTED
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        (None, "An error occurred."),
+        (None, None),
+        ("", "upstream went away"),
+        ("some_new_error", ""),
+        ("502", "Provider disconnected unexpectedly"),
+        ("api_error", "the context window of the router filled up"),
+    ],
+)
+def test_an_unknown_in_band_kind_is_a_retried_server_error(kind: str | None, said: str | None) -> None:
+    error = in_band_error(ENDPOINT, kind, said)
+
+    assert type(error) is ModelServerError and error.retryable
+
+
+@pytest.mark.parametrize(
+    ("code", "error_class"),
+    [
+        ("400", ModelRequestError),
+        ("401", ModelAuthError),
+        ("403", ModelAuthError),
+        ("429", ModelRateLimitError),
+    ],
+)
+def test_a_numeric_in_band_code_is_read_as_its_status(code: str, error_class: type[ModelError]) -> None:
+    """OpenRouter puts the upstream status in ``error.code`` after HTTP 200 (moderation is a 403)."""
+    error = in_band_error(ENDPOINT, code, "Input was flagged")
+    assert type(error) is error_class
+
+
+def test_a_429_for_an_exhausted_quota_is_not_retried() -> None:
+    said = "You exceeded your current quota, please check your plan and billing details. (insufficient_quota)"
+    assert status_error_class(429, said) is ModelRequestError
+    assert status_error_class(429, "Rate limit reached for gpt-4.1") is ModelRateLimitError
+
+
+@pytest.mark.parametrize(
+    ("kind", "said", "error_class"),
+    [
+        ("overloaded", "Try later.", ModelOverloadedError),
+        ("engine_overloaded", None, ModelOverloadedError),
+        (None, "model overloaded, try later", ModelOverloadedError),
+        # A known kind wins over the words: only unknown kinds are read from the message.
+        ("server_error", "The engine is currently OVERLOADED.", ModelServerError),
+        ("529", None, ModelOverloadedError),
+        ("rate_limit_reached", "Slow down.", ModelRateLimitError),
+        (None, "Rate limit reached for requests", ModelRateLimitError),
+    ],
+)
+def test_an_in_band_kind_or_message_naming_overload_or_rate_limit_is_retried_as_such(
+    kind: str | None, said: str | None, error_class: type[ModelError]
+) -> None:
+    error = in_band_error(ENDPOINT, kind, said)
+
+    assert type(error) is error_class and error.retryable
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
+        ("invalid_request_error", "This model's maximum context length is 8192 tokens."),
+        ("context_length_exceeded", "Long."),
+        ("invalid_prompt", "the request exceeds the available context size (exceed_context_size_error)"),
+    ],
+)
+def test_an_in_band_context_overflow_is_not_retried(kind: str, said: str) -> None:
+    error = in_band_error(ENDPOINT, kind, said)
+
+    assert type(error) is ModelContextOverflowError and not error.retryable
+
+
+@pytest.mark.parametrize(
+    ("kind", "said", "message"),
+    [
+        (
+            "overloaded_error",
+            "Overloaded",
+            f"the model server at {URL} sent an error after HTTP 200 for model {MODEL}: Overloaded "
+            "(overloaded_error)",
+        ),
+        (
+            None,
+            f"Incorrect API key\nprovided: {KEY}.",
+            f"the model server at {URL} sent an error after HTTP 200 for model {MODEL}: "
+            "Incorrect API key provided: ***.",
+        ),
+        (
+            "api_error",
+            None,
+            f"the model server at {URL} sent an error after HTTP 200 for model {MODEL}: no message "
+            "(api_error)",
+        ),
+        (
+            "server_error",
+            LONG,
+            f"the model server at {URL} sent an error after HTTP 200 for model {MODEL}: {'x' * 299}… "
+            "(server_error)",
+        ),
+    ],
+    ids=["with-kind", "key-redacted", "no-message", "clipped"],
+)
+def test_an_in_band_error_message_is_one_line_naming_url_and_model(
+    kind: str | None, said: str | None, message: str
+) -> None:
+    error = in_band_error(ENDPOINT, kind, said)
+
+    assert str(error) == message
+    assert_one_line_naming_url_and_model(error)
 
 
 @pytest.mark.parametrize(

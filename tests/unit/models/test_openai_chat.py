@@ -515,13 +515,13 @@ async def test_a_call_in_the_text_is_recovered_only_for_a_declared_tool(
         (
             {"error": {"message": "Overloaded", "type": "overloaded_error"}},
             ModelOverloadedError,
-            "the model server at http://llm.test/v1/chat/completions is overloaded (error after HTTP 200) "
-            "for model ollama/qwen2.5-coder:7b: Overloaded",
+            "the model server at http://llm.test/v1/chat/completions sent an error after HTTP 200 "
+            "for model ollama/qwen2.5-coder:7b: Overloaded (overloaded_error)",
         ),
         (
             {"error": "upstream went away"},
             ModelServerError,
-            "the model server at http://llm.test/v1/chat/completions failed (error after HTTP 200) "
+            "the model server at http://llm.test/v1/chat/completions sent an error after HTTP 200 "
             "for model ollama/qwen2.5-coder:7b: upstream went away",
         ),
         (
@@ -671,7 +671,7 @@ async def test_a_truncated_stream_is_a_stream_error_never_a_response(end: str) -
         (
             sse({"error": {"message": "Overloaded", "type": "overloaded_error"}}),
             ModelOverloadedError,
-            "is overloaded (error after HTTP 200) for model local/m: Overloaded",
+            "sent an error after HTTP 200 for model local/m: Overloaded (overloaded_error)",
         ),
         # OpenRouter: an error member next to choices that end with finish_reason "error".
         (
@@ -683,18 +683,18 @@ async def test_a_truncated_stream_is_a_stream_error_never_a_response(end: str) -
                 }
             ),
             ModelServerError,
-            "failed (error after HTTP 200) for model local/m: Provider disconnected *** unexpectedly",
+            "sent an error after HTTP 200 for model local/m: Provider disconnected *** unexpectedly (502)",
         ),
         (
             chunk({}, "error"),
             ModelServerError,
-            "failed (error after HTTP 200) for model local/m: "
+            "sent an error after HTTP 200 for model local/m: "
             "the server ended the response with finish_reason error",
         ),
         (
             'event: error\ndata: {"message": "model overloaded, try later"}\n\n',
             ModelOverloadedError,
-            "is overloaded (error after HTTP 200) for model local/m: model overloaded, try later",
+            "sent an error after HTTP 200 for model local/m: model overloaded, try later",
         ),
     ],
     ids=["overloaded", "openrouter", "finish-error", "error-event"],

@@ -152,7 +152,7 @@ async def test_attempts_are_capped_and_the_last_error_is_raised() -> None:
 
 async def test_a_retry_after_over_the_cap_is_a_clear_error_not_a_long_sleep() -> None:
     model = FlakyModel([ModelRateLimitError("rate limited (HTTP 429)", retry_after_s=3600)])
-    result, events, waits = await _complete(model)
+    result, _events, waits = await _complete(model)
     assert isinstance(result, ModelRateLimitError)
     assert waits == [] and model.calls == 1
     assert str(result) == (
