@@ -203,11 +203,6 @@ def test_streaming_with_auto_tool_choice_ends_in_a_plain_error(tmp_path: Path, p
     assert proxy.base_url in run.reason and MODEL in run.reason and "stream" in run.reason
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an empty reply (no text, no tool call) ends the run 'done: the model answered' with no answer; "
-    "it should end plainly, e.g. status error 'the model returned an empty reply' (core/loop.py)",
-)
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_an_empty_reply_does_not_end_the_run_silently(
     stream: bool, tmp_path: Path, proxy: RecordingProxy
@@ -230,3 +225,4 @@ def test_an_empty_reply_does_not_end_the_run_silently(
         pytest.skip(f"the model did not give the empty reply this test is about: {first}")
     assert run.returncode == EXIT_BY_STATUS[run.status], run.stderr
     assert run.status != "done" or run.answer, f"the run ended 'done', nothing said or done:\n{run.stderr}"
+    assert "returned an empty reply" in run.reason

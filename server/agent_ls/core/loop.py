@@ -8,7 +8,8 @@ Order, per turn:
 4. otherwise run each tool call in order through the ``ToolExecutor`` (which never raises) and append
    exactly one result per call, then go to the next turn.
 
-Stops, each with a one-line reason: the model answers without a tool call (``done``); ``max_turns``
+Stops, each with a one-line reason: the model answers without a tool call (``done``; an empty reply is
+``stopped``, never a silent ``done``); ``max_turns``
 turns used (``stopped``, "maximum of 15 turns exceeded", as in the seed harness); a model error, or a
 model call over ``model_timeout_s`` when it is set (``error``; the model stack has its own per-request
 timeouts and retries, see ``models/retry.py``); cancellation of the task (``cancelled``).
@@ -131,6 +132,9 @@ async def _turns(
         if message.text or message.reasoning:
             emit(MessageCompleted(text=message.text, reasoning=message.reasoning))
         emit(UsageReported(usage=response.usage, total=run.total, session=run.before + run.total))
+        if not message.tool_calls and not message.text.strip():
+            # Nothing said, nothing done (seen with small local models): never a silent "done".
+            return "stopped", f"model {model.model_name} returned an empty reply (no text and no tool call)"
         if not message.tool_calls:
             return "done", "the model answered"
         for call in message.tool_calls:

@@ -204,15 +204,28 @@ class HttpModelClient(ABC):
                     _emit_whole(result.message, emit)
                     return self._priced(result)
                 reader = self.stream_reader(tools, len(body))
+                events = 0
                 try:
                     async for sse in EventSource(response).aiter_sse():
+                        events += 1
                         if sse.data.strip() == "[DONE]":
                             reader.done()
                             break
                         reader.feed(sse.event, sse.data, emit)
                 except SSEError as exc:
                     raise ModelStreamError(self.stream_failure(f"unreadable event stream: {exc}")) from exc
+                if events == 0:
+                    raise ModelResponseError(self.no_events_message())
         return self._priced(reader.finish())
+
+    def no_events_message(self) -> str:
+        """The message for a stream that brought no event at all after HTTP 200 (not retried: servers that
+        cannot stream do this every time)."""
+        return (
+            f"the stream from {self._endpoint.url} for model {self._endpoint.model_name} ended with no event "
+            "after HTTP 200; if this server cannot stream (llama-cpp-python with tools cannot), set "
+            "stream = false for this provider in agent-ls.toml"
+        )
 
     def stream_failure(self, reason: str) -> str:
         """A one-line message for a broken stream, naming the URL and the model."""

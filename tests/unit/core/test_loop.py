@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+import pytest
+
 from agent_ls.core.errors import ModelServerError
 from agent_ls.core.events import (
     Event,
@@ -181,3 +183,12 @@ async def test_session_usage_adds_the_earlier_runs() -> None:
     assert ended.session_usage.cost_usd == 0.5  # a call without a price leaves the known cost as it is
     usage_events = [e for e in events if isinstance(e, UsageReported)]
     assert [e.session for e in usage_events] == [before + U]
+
+
+@pytest.mark.parametrize("text", ["", "  \n"])
+async def test_an_empty_reply_is_a_plain_stop_not_a_silent_done(text: str) -> None:
+    ended, _, _ = await _run(ScriptedModel([AssistantMessage(text=text)]))
+    assert (ended.status, ended.reason) == (
+        "stopped",
+        "model fake/model returned an empty reply (no text and no tool call)",
+    )

@@ -852,3 +852,18 @@ async def test_cancelling_a_held_reply_cancels_the_call_and_the_server_still_sto
         finally:
             await client.aclose()
     assert server.requests == [{"model": "m", "messages": [{"role": "user", "content": "hi"}]}]
+
+
+async def test_a_stream_with_no_event_is_a_plain_error_that_names_the_fix() -> None:
+    """llama-cpp-python answers HTTP 200 and an empty stream when it cannot stream tool calls."""
+    with FakeModelServer([{"chunks": [": ping\n\n"]}]) as server:
+        client = OpenAIChatClient(WireConfig(model="m", base_url=server.base_url, model_name="llamacpp/m"))
+        try:
+            with pytest.raises(ModelResponseError) as caught:
+                await client.complete([UserMessage("hi")], [], lambda _event: None)
+        finally:
+            await client.aclose()
+    message = str(caught.value)
+    assert not caught.value.retryable
+    assert f"{server.base_url}/chat/completions" in message and "llamacpp/m" in message
+    assert "set stream = false for this provider" in message
