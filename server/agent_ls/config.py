@@ -276,7 +276,8 @@ class _ConfigText:
         """
         loaded = cls(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            # utf-8-sig: a byte order mark (Windows editors add one) is not part of the TOML.
+            text = path.read_text(encoding="utf-8-sig")
         except FileNotFoundError:
             return loaded
         except (OSError, UnicodeDecodeError) as exc:
@@ -287,6 +288,10 @@ class _ConfigText:
             raw = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             loaded.problems.append(_syntax_error(path, text, exc))
+            return loaded
+        except RecursionError:  # tomllib recurses per nesting level: a hostile file can exhaust the stack
+            message = "invalid TOML: arrays or tables nested too deeply; this file is ignored"
+            loaded.report((), "error", message)
             return loaded
         loaded.locator = KeyLocator(text)
         report = loaded.report

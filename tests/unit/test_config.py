@@ -464,3 +464,25 @@ def test_every_documented_config_example_loads_cleanly_and_resolves(
         choice = resolve_model(None, EditorSettings(), variables, loaded)
         assert choice.model_string == loaded.model
     assert len(EXAMPLES) >= 10
+
+
+def test_a_hostile_nesting_depth_is_an_error_diagnostic_not_a_crash(tmp_path: Path) -> None:
+    """tomllib recurses per level: 5,000 nested arrays exhaust the stack (found by an adversarial review)."""
+    config_dir, workspace = tmp_path / "config", tmp_path / "ws"
+    config_dir.mkdir()
+    workspace.mkdir()
+    (workspace / "agent-ls.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    loaded = load_config(EnvSnapshot.from_environ({"AGENT_LS_CONFIG_DIR": str(config_dir)}), workspace)
+    assert [(d.severity, d.message) for d in loaded.diagnostics] == [
+        ("error", "invalid TOML: arrays or tables nested too deeply; this file is ignored")
+    ]
+
+
+def test_a_byte_order_mark_is_not_part_of_the_toml(tmp_path: Path) -> None:
+    config_dir, workspace = tmp_path / "config", tmp_path / "ws"
+    config_dir.mkdir()
+    workspace.mkdir()
+    (workspace / "agent-ls.toml").write_bytes(b'\xef\xbb\xbfmodel = "ollama/qwen2.5-coder:7b"\r\n')
+    loaded = load_config(EnvSnapshot.from_environ({"AGENT_LS_CONFIG_DIR": str(config_dir)}), workspace)
+    assert loaded.diagnostics == ()
+    assert loaded.model == "ollama/qwen2.5-coder:7b"

@@ -8,8 +8,9 @@ Order, per turn:
 4. otherwise run each tool call in order through the ``ToolExecutor`` (which never raises) and append
    exactly one result per call, then go to the next turn.
 
-Stops, each with a one-line reason: the model answers without a tool call (``done``; an empty reply is
-``stopped``, never a silent ``done``); ``max_turns``
+Stops, each with a one-line reason: the model answers without a tool call (``done``; an empty reply,
+an answer cut off at the output token limit or stopped by a content filter is ``stopped``, never a
+silent ``done``); ``max_turns``
 turns used (``stopped``, "maximum of 15 turns exceeded", as in the seed harness); a model error, or a
 model call over ``model_timeout_s`` when it is set (``error``; the model stack has its own per-request
 timeouts and retries, see ``models/retry.py``); cancellation of the task (``cancelled``).
@@ -37,6 +38,12 @@ from agent_ls.core.messages import NO_USAGE, AssistantMessage, Message, ToolResu
 from agent_ls.core.ports import ModelClient, ToolExecutor
 
 log = logging.getLogger(__name__)
+
+# Finish reasons that mean the answer is incomplete, as each wire API names them: Chat Completions
+# ``length``/``content_filter``, Anthropic ``max_tokens``/``refusal``, Responses ``max_output_tokens``
+# (``incomplete_details.reason``)/``content_filter``.
+CUT_OFF = frozenset({"length", "max_tokens", "max_output_tokens"})
+FILTERED = frozenset({"content_filter", "refusal"})
 
 INTERRUPTED = "interrupted: the run stopped before this tool call finished; it may not have run."
 
@@ -132,6 +139,16 @@ async def _turns(
         if message.text or message.reasoning:
             emit(MessageCompleted(text=message.text, reasoning=message.reasoning))
         emit(UsageReported(usage=response.usage, total=run.total, session=run.before + run.total))
+        if not message.tool_calls and response.finish_reason in CUT_OFF:
+            return "stopped", (
+                f"model {model.model_name} hit its output token limit (finish reason "
+                f"{response.finish_reason}): the answer is cut off; raise max_output_tokens for this provider"
+            )
+        if not message.tool_calls and response.finish_reason in FILTERED:
+            return "stopped", (
+                f"model {model.model_name} stopped its answer (finish reason {response.finish_reason}): "
+                "the provider filtered or refused it"
+            )
         if not message.tool_calls and not message.text.strip():
             # Nothing said, nothing done (seen with small local models): never a silent "done".
             return "stopped", f"model {model.model_name} returned an empty reply (no text and no tool call)"

@@ -72,7 +72,7 @@ def usage_text(usage: Usage) -> str:
     approx = "~" if usage.estimated else ""
     cached = f" ({usage.cached_input_tokens:,} cached)" if usage.cached_input_tokens else ""
     text = f"{approx}{usage.input_tokens:,} in{cached}, {approx}{usage.output_tokens:,} out"
-    return text if usage.cost_usd is None else f"{text}, {cost_text(usage.cost_usd)}"
+    return text if usage.cost_usd is None else f"{text}, {approx}{cost_text(usage.cost_usd)}"
 
 
 def cost_text(cost_usd: float) -> str:

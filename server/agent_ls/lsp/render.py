@@ -133,7 +133,8 @@ class LspEventRenderer:
                 progress.report(self._token, t.WorkDoneProgressReport(message=message))
             case UsageReported(total=total):
                 self._total = total
-            case RunEnded(status=status, reason=reason):
-                progress.end(self._token, t.WorkDoneProgressEnd(message=f"{status}: {reason}"))
+            case RunEnded(status=status, reason=reason, usage=usage):
+                spent = f" · {usage_text(usage)}" if usage.input_tokens or usage.output_tokens else ""
+                progress.end(self._token, t.WorkDoneProgressEnd(message=f"{status}: {reason}{spent}"))
             case _:
                 pass

@@ -18,6 +18,7 @@ own line splitting). Cancelling the awaiting task closes the stream at once.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from abc import ABC, abstractmethod
@@ -28,7 +29,7 @@ from typing import Any, ClassVar
 import httpx
 from httpx_sse import EventSource, SSEError
 
-from agent_ls.core.errors import ModelResponseError, ModelStreamError
+from agent_ls.core.errors import ModelResponseError, ModelStreamError, ModelTimeoutError
 from agent_ls.core.events import EventSink, MessageDelta
 from agent_ls.core.messages import (
     AssistantMessage,
@@ -38,7 +39,7 @@ from agent_ls.core.messages import (
     ToolSpec,
     Usage,
 )
-from agent_ls.models.errors import Endpoint, status_error, translated_errors
+from agent_ls.models.errors import Endpoint, redact, status_error, translated_errors
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +196,7 @@ class HttpModelClient(ABC):
             return self._priced(result)
         with translated_errors(self._endpoint):
             async with self._http.stream("POST", self._endpoint.url, content=body) as response:
-                if response.is_error:
+                if response.is_error or response.is_redirect:
                     await response.aread()
                     raise status_error(response, self._endpoint)
                 if "text/event-stream" not in response.headers.get("content-type", ""):
@@ -205,15 +206,26 @@ class HttpModelClient(ABC):
                     return self._priced(result)
                 reader = self.stream_reader(tools, len(body))
                 events = 0
+                idle_s = self.config.timeout_s
+                loop = asyncio.get_running_loop()
                 try:
-                    async for sse in EventSource(response).aiter_sse():
-                        events += 1
-                        if sse.data.strip() == "[DONE]":
-                            reader.done()
-                            break
-                        reader.feed(sse.event, sse.data, emit)
+                    # Idle timeout between events: comments (": keep-alive", OpenRouter's ": PROCESSING")
+                    # keep httpx's read timeout quiet, but they are not progress.
+                    async with asyncio.timeout(idle_s) as idle:
+                        async for sse in EventSource(response).aiter_sse():
+                            idle.reschedule(loop.time() + idle_s)
+                            events += 1
+                            if sse.data.strip() == "[DONE]":
+                                reader.done()
+                                break
+                            reader.feed(sse.event, sse.data, emit)
                 except SSEError as exc:
                     raise ModelStreamError(self.stream_failure(f"unreadable event stream: {exc}")) from exc
+                except TimeoutError:
+                    raise ModelTimeoutError(
+                        f"the stream from {self._endpoint.url} for model {self._endpoint.model_name} sent no "
+                        f"event for {idle_s:g} s"
+                    ) from None
                 if events == 0:
                     raise ModelResponseError(self.no_events_message())
         return self._priced(reader.finish())
@@ -228,8 +240,10 @@ class HttpModelClient(ABC):
         )
 
     def stream_failure(self, reason: str) -> str:
-        """A one-line message for a broken stream, naming the URL and the model."""
-        return f"the stream from {self._endpoint.url} for model {self._endpoint.model_name} broke: {reason}"
+        """A one-line message for a broken stream, naming the URL and the model (the key redacted: ``reason``
+        may quote what the server sent)."""
+        where = f"the stream from {self._endpoint.url} for model {self._endpoint.model_name}"
+        return redact(f"{where} broke: {reason}", self._endpoint)
 
     def _json(self, response: httpx.Response) -> Any:
         try:

@@ -157,7 +157,7 @@ def read_body(response: httpx.Response, endpoint: Endpoint, model: type[M]) -> M
     except ValidationError as exc:
         first = exc.errors()[0]
         if first["type"] == "json_invalid":
-            reason = f"the body is not JSON: {_clip(_redact(response.text, endpoint), 80)!r}"
+            reason = f"the body is not JSON: {_clip(redact(response.text, endpoint), 80)!r}"
         else:
             where = ".".join(str(part) for part in first["loc"]) or "body"
             reason = f"unexpected body: {where}: {first['msg']}"
@@ -165,7 +165,7 @@ def read_body(response: httpx.Response, endpoint: Endpoint, model: type[M]) -> M
             f"the model server at {endpoint.url} sent an unreadable response "
             f"(HTTP {response.status_code}) for model {endpoint.model_name}: {reason}"
         )
-        raise ModelResponseError(_redact(message, endpoint)) from exc
+        raise ModelResponseError(redact(message, endpoint)) from exc
 
 
 def transport_error(exc: Exception, endpoint: Endpoint) -> ModelError:
@@ -185,7 +185,7 @@ def transport_error(exc: Exception, endpoint: Endpoint) -> ModelError:
         message = f"cannot reach the model server at {endpoint.url} for model {endpoint.model_name}: {reason}"
     else:
         message = f"the request to {endpoint.url} for model {endpoint.model_name} failed: {reason}"
-    return error_class(_redact(message, endpoint))
+    return error_class(redact(message, endpoint))
 
 
 def status_error(response: httpx.Response, endpoint: Endpoint) -> ModelError:
@@ -225,7 +225,7 @@ def status_error(response: httpx.Response, endpoint: Endpoint) -> ModelError:
         message = f"{where} failed (HTTP {status}) for model {endpoint.model_name}{said_part}"
     else:
         message = f"{where} rejected the request (HTTP {status}) for model {endpoint.model_name}{said_part}"
-    return error_class(_redact(message, endpoint), retry_after_s=retry_after)
+    return error_class(redact(message, endpoint), retry_after_s=retry_after)
 
 
 # In-band error kinds (an error sent after HTTP 200: a stream event, a 200 body, a failed response) and
@@ -305,7 +305,7 @@ def in_band_error(endpoint: Endpoint, kind: str | None, said: str | None) -> Mod
         f"the model server at {endpoint.url} sent an error after HTTP 200 for model {endpoint.model_name}: "
         f"{text or 'no message'}" + (f" ({kind})" if kind else "")
     )
-    return error_class(_redact(message, endpoint))
+    return error_class(redact(message, endpoint))
 
 
 def retry_after_s(headers: httpx.Headers) -> float | None:
@@ -338,7 +338,7 @@ def retry_after_s(headers: httpx.Headers) -> float | None:
 
 def _server_message(response: httpx.Response, endpoint: Endpoint) -> str:
     """The server's words: ``error.message``, else ``error``/``message``/``detail``, else the body."""
-    text = _redact(response.text, endpoint)
+    text = redact(response.text, endpoint)
     try:
         body: Any = json.loads(text)
     except ValueError:
@@ -362,10 +362,16 @@ def _clip(text: str, max_chars: int) -> str:
     return line if len(line) <= max_chars else line[: max_chars - 1] + "…"
 
 
-def _redact(text: str, endpoint: Endpoint) -> str:
-    """``text`` on one line with the API key (as sent, and stripped) replaced by ``***``."""
+MIN_SECRET_CHARS = 8
+"""Shorter keys are placeholders local servers accept (``ollama``, ``EMPTY``, ``none``), not secrets:
+replacing them everywhere would garble messages (``model ***/qwen2.5``)."""
+
+
+def redact(text: str, endpoint: Endpoint) -> str:
+    """``text`` on one line with the API key (as sent, and stripped) replaced by ``***``; keys shorter than
+    ``MIN_SECRET_CHARS`` are left alone."""
     if endpoint.api_key:
         for secret in (endpoint.api_key, endpoint.api_key.strip()):
-            if secret:
+            if len(secret) >= MIN_SECRET_CHARS:
                 text = text.replace(secret, "***")
     return " ".join(text.split())

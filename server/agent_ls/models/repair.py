@@ -24,6 +24,7 @@ Arguments stay raw JSON text otherwise: malformed JSON is reported to the model 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import re
@@ -161,9 +162,10 @@ def recover_text_calls(text: str, tools: Sequence[ToolSpec]) -> tuple[str, list[
 
     A block (one ``<tool_call>``, one bare ``<function=…>``, one ``[TOOL_CALLS]`` marker with what follows)
     is recovered only when each of its calls names a tool in ``tools`` and has arguments that are a JSON
-    object valid against that tool's ``parameters`` schema (Qwen XML values are strings unless the
-    parameter's schema type is integer, number, boolean, array, object or null; then they are parsed as
-    JSON). A rejected block is logged and stays in the text.
+    object valid against that tool's ``parameters`` schema, and the recovered blocks end the text (only
+    whitespace between and after them; text before them is kept) outside any code fence. Qwen XML values
+    are strings unless the parameter's schema type is integer, number, boolean, array, object or null;
+    then they are parsed as JSON. A rejected block is logged and stays in the text.
 
     Returns:
         ``(visible_text, calls)``: the calls in text order (ids as written, else None for
@@ -186,6 +188,9 @@ def recover_text_calls(text: str, tools: Sequence[ToolSpec]) -> tuple[str, list[
     recovered = sorted((block for block in found if block.calls is not None), key=lambda b: b.start)
     if not recovered:
         return text, []
+    if not _is_the_tail(text, recovered):
+        log.warning("kept tool-call markup as text: it is quoted (in a code fence) or followed by more text")
+        return text, []
     pieces: list[str] = []
     position = 0
     calls: list[PartialCall] = []
@@ -196,6 +201,16 @@ def recover_text_calls(text: str, tools: Sequence[ToolSpec]) -> tuple[str, list[
     pieces.append(text[position:])
     log.info("recovered %d tool call(s) written into the text: %s", len(calls), [c.name for c in calls])
     return "".join(pieces).strip(), calls
+
+
+def _is_the_tail(text: str, blocks: Sequence[_Found]) -> bool:
+    """True when ``blocks`` (sorted) end the text, with only whitespace between and after them, and none
+    is inside a Markdown code fence. A model that calls a tool in its text ends its message with the call;
+    markup quoted mid-text or in a fence (an example, a README, an injected file) is never run."""
+    if any(text.count("```", 0, block.start) % 2 for block in blocks):
+        return False
+    gaps = [text[a.end : b.start] for a, b in itertools.pairwise(blocks)] + [text[blocks[-1].end :]]
+    return all(not gap.strip() for gap in gaps)
 
 
 def _inside(found: Sequence[_Found], offset: int) -> bool:

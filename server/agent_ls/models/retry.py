@@ -39,15 +39,15 @@ class RetryPolicy:
         max_wait_s: the longest single wait, in seconds.
         max_total_wait_s: the most waiting summed over one call's retries, in seconds.
         base_s: the backoff base, in seconds (the first backoff is at most this).
-        attempt_timeout_s: the longest one attempt may take, in seconds, or None for no cap beyond the
-            client's own per-request timeouts.
+        attempt_timeout_s: the longest one attempt may take, in seconds (a stream that keeps sending keeps
+            the client's idle timeout quiet; this caps it), or None for no cap. Not retried when hit.
     """
 
     max_attempts: int = 4
     max_wait_s: float = 60.0
     max_total_wait_s: float = 120.0
     base_s: float = 1.0
-    attempt_timeout_s: float | None = None
+    attempt_timeout_s: float | None = 600.0
 
 
 Sleep = Callable[[float], Awaitable[None]]

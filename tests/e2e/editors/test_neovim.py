@@ -57,7 +57,7 @@ def test_neovim_runs_asks_and_applies_only_on_apply(
     assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds, report
     assert set(kinds[1:-1]) == {"report"}, report
     end = [p for p in result["progress"] if p["kind"] == "end"][-1]
-    assert end["message"] == "done: the model answered"
+    assert end["message"].startswith("done: the model answered · ") and " in, " in end["message"]
 
     permission_question, apply_question = result["questions"]
     assert permission_question["message"].startswith("agent-ls wants to run bash: make lint"), report

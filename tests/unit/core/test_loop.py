@@ -192,3 +192,40 @@ async def test_an_empty_reply_is_a_plain_stop_not_a_silent_done(text: str) -> No
         "stopped",
         "model fake/model returned an empty reply (no text and no tool call)",
     )
+
+
+class FinishingModel(ScriptedModel):
+    """Answers with ``text`` and the given provider finish reason."""
+
+    def __init__(self, text: str, finish_reason: str) -> None:
+        super().__init__([AssistantMessage(text=text)])
+        self.finish_reason = finish_reason
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], emit: EventSink
+    ) -> ModelResponse:
+        response = await super().complete(messages, tools, emit)
+        return ModelResponse(message=response.message, usage=response.usage, finish_reason=self.finish_reason)
+
+
+@pytest.mark.parametrize("finish_reason", ["length", "max_tokens", "max_output_tokens"])
+async def test_an_answer_cut_off_at_the_token_limit_is_not_done(finish_reason: str) -> None:
+    ended, _, _ = await _run(FinishingModel("The fix is to change line", finish_reason))
+    assert ended.status == "stopped"
+    assert ended.reason == (
+        f"model fake/model hit its output token limit (finish reason {finish_reason}): "
+        "the answer is cut off; raise max_output_tokens for this provider"
+    )
+    assert ended.answer == "The fix is to change line"
+
+
+@pytest.mark.parametrize("finish_reason", ["content_filter", "refusal"])
+async def test_a_filtered_answer_is_not_done(finish_reason: str) -> None:
+    ended, _, _ = await _run(FinishingModel("I can't", finish_reason))
+    assert ended.status == "stopped" and "filtered or refused" in ended.reason
+
+
+@pytest.mark.parametrize("finish_reason", ["stop", "end_turn", "tool_calls", "unknown"])
+async def test_other_finish_reasons_with_text_are_done(finish_reason: str) -> None:
+    ended, _, _ = await _run(FinishingModel("All good.", finish_reason))
+    assert ended.status == "done"

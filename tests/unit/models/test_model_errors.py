@@ -32,6 +32,7 @@ from agent_ls.models.errors import (
     UNTRANSLATED,
     Endpoint,
     in_band_error,
+    redact,
     retry_after_s,
     status_error_class,
 )
@@ -581,3 +582,18 @@ async def test_error_bodies_from_the_fake_server_round_trip() -> None:
         ),
         (ModelAuthError, "ModelAuthError"),
     ]
+
+
+@pytest.mark.parametrize("placeholder", ["ollama", "EMPTY", "none", "k"])
+def test_a_placeholder_key_does_not_garble_messages(placeholder: str) -> None:
+    endpoint = Endpoint(
+        url="http://127.0.0.1:11434/v1/chat/completions", model_name="ollama/qwen2.5", api_key=placeholder
+    )
+    said = in_band_error(endpoint, "not_found_error", "model 'qwen2.5' not found; try ollama pull")
+    assert "ollama/qwen2.5" in str(said) and "11434" in str(said) and "ollama pull" in str(said)
+    assert "***" not in str(said)
+
+
+def test_a_real_key_is_redacted_even_inside_a_broken_stream_message() -> None:
+    endpoint = Endpoint(url="http://llm.test/v1/chat/completions", model_name=MODEL, api_key=KEY)
+    assert redact(f"an event is not JSON: 'echo {KEY}'", endpoint) == "an event is not JSON: 'echo ***'"

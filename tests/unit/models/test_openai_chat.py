@@ -15,10 +15,12 @@ import pytest
 from agent_ls.core.errors import (
     ModelConnectionError,
     ModelError,
+    ModelNotFoundError,
     ModelOverloadedError,
     ModelResponseError,
     ModelServerError,
     ModelStreamError,
+    ModelTimeoutError,
 )
 from agent_ls.core.events import Event, MessageDelta
 from agent_ls.core.messages import (
@@ -867,3 +869,35 @@ async def test_a_stream_with_no_event_is_a_plain_error_that_names_the_fix() -> N
     assert not caught.value.retryable
     assert f"{server.base_url}/chat/completions" in message and "llamacpp/m" in message
     assert "set stream = false for this provider" in message
+
+
+async def test_a_stream_kept_alive_by_comments_only_times_out() -> None:
+    """Comments (": keep-alive") are not progress: the idle timeout counts from the last event."""
+    first = 'data: {"choices": [{"index": 0, "delta": {"content": "Thinking..."}}]}\n\n'
+    with FakeModelServer([{"chunks": [first], "end": "hang"}]) as server:
+        client = OpenAIChatClient(WireConfig(model="m", base_url=server.base_url, timeout_s=0.3))
+        try:
+            with pytest.raises(ModelTimeoutError) as caught:
+                await asyncio.wait_for(client.complete([UserMessage("hi")], [], lambda _event: None), 10)
+        finally:
+            await client.aclose()
+    assert str(caught.value) == (
+        f"the stream from {server.base_url}/chat/completions for model m sent no event for 0.3 s"
+    )
+    assert not caught.value.retryable
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_redirect_is_reported_as_such_streamed_or_not(stream: bool) -> None:
+    step = {"status": 307, "headers": {"Location": "http://127.0.0.1:1/steal"}, "body": ""}
+    with FakeModelServer([step]) as server:
+        client = OpenAIChatClient(
+            WireConfig(model="m", base_url=server.base_url, stream=stream, api_key="sk-0123456789")
+        )
+        try:
+            with pytest.raises(ModelNotFoundError) as caught:
+                await client.complete([UserMessage("hi")], [], lambda _event: None)
+        finally:
+            await client.aclose()
+    assert "redirected (HTTP 307) to http://127.0.0.1:1/steal" in str(caught.value)
+    assert len(server.requests) == 1  # never followed: the key does not go to the new place

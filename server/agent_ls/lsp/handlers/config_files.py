@@ -37,10 +37,20 @@ def did_save(ls: AgentLanguageServer, params: t.DidSaveTextDocumentParams) -> No
 
 
 def refresh(ls: AgentLanguageServer) -> list[LoadedConfig]:
-    """Read the config of every workspace root and publish its diagnostics; returns what was loaded."""
+    """Read the config of every workspace root and publish its diagnostics; returns what was loaded.
+
+    Never raises: a config that breaks the reader is logged (the run that follows reports its own error),
+    so a hostile ``agent-ls.toml`` cannot leave a run without its end.
+    """
     env = EnvSnapshot.from_environ()
-    loaded = [load_config(env, root) for root in ls.state.roots] or [load_config(env, None)]
-    publish(ls, loaded)
+    try:
+        loaded = [load_config(env, root) for root in ls.state.roots] or [load_config(env, None)]
+        publish(ls, loaded)
+    except Exception as exc:
+        log.exception("reading the config files failed")
+        message = f"agent-ls: cannot read the config files: {exc}"
+        ls.window_log_message(t.LogMessageParams(type=t.MessageType.Error, message=message))
+        return []
     return loaded
 
 
