@@ -10,6 +10,7 @@ system prompt and task message, then ``core.loop.run_loop``.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -27,6 +28,8 @@ from agent_ls.tools.base import ToolContext
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.workspace.overlay import BufferSource, Overlay
 from agent_ls.workspace.shadow import ShadowCopy, ShellRunner
+
+log = logging.getLogger(__name__)
 
 ModelOpener = Callable[[], ModelClient]
 """Builds the model client for a run; raises ``ConfigError`` (or another ``AgentLsError``) with one line."""
@@ -93,10 +96,14 @@ class Session:
         """
         try:
             model = open_model()
-        except AgentLsError as exc:
+        except Exception as exc:  # every run ends with a RunEnded, whatever broke
+            reason = str(exc)
+            if not isinstance(exc, AgentLsError):
+                log.exception("opening the model failed")
+                reason = f"internal error: {type(exc).__name__}: {exc}"
             emit(RunStarted(session_id=self.session_id, task=task, model="(none)"))
             ended = RunEnded(
-                status="error", reason=str(exc), answer="", usage=Usage(), session_usage=usage_before
+                status="error", reason=reason, answer="", usage=Usage(), session_usage=usage_before
             )
             emit(ended)
             self.last_run = ended

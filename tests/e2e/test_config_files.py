@@ -64,3 +64,22 @@ async def test_an_untrusted_workspace_config_cannot_send_the_key_elsewhere(
             t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=workspace_file.as_uri()))
         )
         assert await diagnostics_for(client, workspace_file.as_uri()) == []
+
+
+async def test_a_hostile_config_file_never_leaves_a_run_without_its_end(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer, user_config: Callable[[str], None]
+) -> None:
+    """Found by an adversarial review: 5,000 nested arrays used to crash the reader and lose the run."""
+    user_config(f'[providers.fake]\nwire_api = "openai-chat"\nbase_url = "{model_server.base_url}"\n')
+    workspace_file = workspace / "agent-ls.toml"
+    workspace_file.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    model_server.steps.append({"content": "fine"})
+    await start(client, workspace, {"model": "fake/test-model"})
+
+    shown = await diagnostics_for(client, workspace_file.as_uri())
+    assert [(d.severity, d.message) for d in shown] == [
+        (t.DiagnosticSeverity.Error, "invalid TOML: arrays or tables nested too deeply; this file is ignored")
+    ]
+    result = await command(client, "agent.run", {"task": "Hello?"})
+    ended = await run_ended(client, field(result, "sessionId"))
+    assert field(ended, "status") == "done", field(ended, "reason")
