@@ -51,7 +51,7 @@ import {
   StderrTail,
   startFailureMessage,
 } from './launch';
-import { modalText } from './messageRequest';
+import { answerFor, DENY_WITH_FEEDBACK, modalText, withFeedbackAction } from './messageRequest';
 import { AGENT_EVENT, AGENT_RUN_ENDED, type AgentEventNotification, type RunEndedNotification } from './protocol';
 import { selectedInterpreter } from './python';
 import { clearsValue, SECTION, type ServerSettings, serverSettings } from './settings';
@@ -128,7 +128,7 @@ async function askModal(params: ShowMessageRequestParams): Promise<MessageAction
   const { message, detail } = modalText(params.message);
   const options: vscode.MessageOptions = detail ? { modal: true, detail } : { modal: true };
   // The refusing answer closes the dialog, so VS Code adds no second "Cancel" that means the same.
-  const actions = (params.actions ?? []).map((action) =>
+  const actions = withFeedbackAction(params.actions ?? []).map((action) =>
     REFUSALS.has(action.title) ? { ...action, isCloseAffordance: true } : action,
   );
   const show =
@@ -138,7 +138,18 @@ async function askModal(params: ShowMessageRequestParams): Promise<MessageAction
         ? vscode.window.showWarningMessage
         : vscode.window.showInformationMessage;
   const chosen = await show(message, options, ...actions);
-  return chosen ? { title: chosen.title } : null;
+  if (!chosen) {
+    return null;
+  }
+  const feedback =
+    chosen.title === DENY_WITH_FEEDBACK
+      ? await vscode.window.showInputBox({
+          title: 'Deny with feedback',
+          prompt: 'What should the agent do instead? It reads this.',
+          ignoreFocusOut: true,
+        })
+      : undefined;
+  return answerFor(chosen.title, feedback);
 }
 
 /** Action titles that refuse (the server's "Deny" and "Discard"). */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { Debouncer, type Timers } from '../../src/debounce';
-import { modalText } from '../../src/messageRequest';
+import { answerFor, DENY_WITH_FEEDBACK, modalText, withFeedbackAction } from '../../src/messageRequest';
 import { NO_SKILLS, skillPickItems } from '../../src/skills';
 
 test('skills: name and description when they are strings; nameless entries skipped', () => {
@@ -50,4 +50,24 @@ test('debounce: many triggers, one action after the last', () => {
   debouncer.dispose();
   assert.equal(pending.size, 0, 'dispose clears a pending trigger');
   assert.equal(runs, 1);
+});
+
+test('a permission question gets a deny-with-feedback action right after Deny', () => {
+  const asked = [{ title: 'Allow once' }, { title: 'Allow for this session' }, { title: 'Always allow' }, { title: 'Deny' }];
+  assert.deepEqual(
+    withFeedbackAction(asked).map((action) => action.title),
+    ['Allow once', 'Allow for this session', 'Always allow', 'Deny', DENY_WITH_FEEDBACK],
+  );
+  const apply = [{ title: 'Apply' }, { title: 'Discard' }];
+  assert.deepEqual(withFeedbackAction(apply), apply);
+});
+
+test('the feedback action answers Deny with the words typed, and plain Deny without words', () => {
+  assert.deepEqual(answerFor(DENY_WITH_FEEDBACK, '  use the Makefile target instead '), {
+    title: 'Deny',
+    feedback: 'use the Makefile target instead',
+  });
+  assert.deepEqual(answerFor(DENY_WITH_FEEDBACK, undefined), { title: 'Deny' });
+  assert.deepEqual(answerFor(DENY_WITH_FEEDBACK, '   '), { title: 'Deny' });
+  assert.deepEqual(answerFor('Allow once', 'ignored'), { title: 'Allow once' });
 });
