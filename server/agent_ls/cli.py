@@ -1,26 +1,37 @@
-"""Command line: ``agent-ls serve | run | demo``.
+"""Command line: ``agent-ls serve | run | demo | policy check | doctor``.
 
 - ``serve``: the language server on stdio (imports pygls).
 - ``run "TASK"``: the same core, headless. The transcript goes to stderr, the proposal's unified diff
   to stdout; ``--apply`` writes it to disk. It must not import pygls or lsprotocol (cold-start budget,
   DESIGN.md), so every import of the LSP layer below is local to its subcommand.
 - ``demo``: copies the bundled sample project and drives ``agent-ls serve`` with a real LSP client.
+- ``policy check [--workspace DIR] [--json] -- 'COMMAND'`` or ``policy check --path PATH [--write]``:
+  the permission verdict the agent would get, the commands parsed out of COMMAND (normalized) with
+  each one's verdict, and the rule that decided; built from the user config
+  (``$AGENT_LS_CONFIG_DIR`` or the platform's config directory) and the workspace's ``agent-ls.toml``,
+  or the built-in rules when there are none (editor settings do not apply). Config problems go to
+  stderr.
+- ``doctor``: ``agent_ls.doctor.main`` (sandbox, ripgrep, model reachability, config).
 
 Exit codes of ``run``: 0 done, 1 stopped or failed, 2 usage error (including no usable model),
-130 cancelled (Ctrl-C).
+130 cancelled (Ctrl-C). Of ``policy check``: 0 allow, 10 ask, 20 deny, 2 usage error.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from agent_ls import __version__
 
 EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+EXIT_BY_VERDICT = {"allow": 0, "ask": 10, "deny": 20}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,11 +54,34 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="fix a bug in a sample project through a real LSP session")
     demo.add_argument("--model", help="use a real model instead of the bundled replay script")
     demo.add_argument("--keep", action="store_true", help="keep the temporary sample project")
+
+    policy = sub.add_parser("policy", help="debug permission rules").add_subparsers(
+        dest="policy", required=True
+    )
+    check = policy.add_parser(
+        "check",
+        help="the verdict for a shell command or a file access; exit 0 allow, 10 ask, 20 deny",
+        description="Print the permission verdict the agent would get. Exit 0 allow, 10 ask, 20 deny.",
+    )
+    check.add_argument(
+        "shell_command", nargs="?", metavar="COMMAND", help="a shell command (put it after --)"
+    )
+    check.add_argument("--path", help="judge a file access instead of a command")
+    check.add_argument("--write", action="store_true", help="with --path: an edit instead of a read")
+    check.add_argument("--workspace", type=Path, default=Path.cwd(), help="workspace root (default: cwd)")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+
+    # Listed for --help only: main() hands everything after "doctor" to agent_ls.doctor.main, which
+    # parses its own options (argparse's REMAINDER drops a leading "--json").
+    sub.add_parser("doctor", help="check the sandbox, ripgrep, the model and the config", add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["doctor"]:
+        return _doctor(given[1:])
+    args = _parser().parse_args(given)
     if args.command == "serve":
         from agent_ls.lsp.server import serve_stdio
 
@@ -57,6 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agent_ls.demo.runner import run_demo
 
         return run_demo(model=args.model, keep=args.keep)
+    if args.command == "policy":
+        return _policy_check(args)
     from agent_ls.headless import run_headless
 
     if args.max_turns is not None and args.max_turns < 1:
@@ -82,3 +118,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("agent-ls: cancelled", file=sys.stderr)
         return EXIT_CANCELLED
+
+
+def _doctor(argv: list[str]) -> int:
+    """``agent-ls doctor ...``: ``agent_ls.doctor.main(argv)``, or a usage error when it is not built in."""
+    try:
+        doctor = importlib.import_module("agent_ls.doctor")
+    except ModuleNotFoundError as exc:
+        if exc.name != "agent_ls.doctor":
+            raise
+        print("agent-ls: doctor is not available in this build", file=sys.stderr)
+        return EXIT_USAGE
+    result: int = doctor.main(argv)
+    return result
+
+
+def _policy_check(args: argparse.Namespace) -> int:
+    """``agent-ls policy check``: print a decision; the exit code is its verdict (``EXIT_BY_VERDICT``)."""
+    from agent_ls.config import load_config
+    from agent_ls.runtime import build_policy
+    from agent_ls.settings import EnvSnapshot
+
+    if (args.shell_command is None) == (args.path is None):
+        print("agent-ls: give either a command (after --) or --path PATH", file=sys.stderr)
+        return EXIT_USAGE
+    if args.write and args.path is None:
+        print("agent-ls: --write goes with --path", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.workspace.is_dir():
+        print(f"agent-ls: workspace {args.workspace} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    config = load_config(EnvSnapshot.from_environ(), args.workspace)
+    for diagnostic in config.diagnostics:
+        print(f"agent-ls: {diagnostic}", file=sys.stderr)
+    policy = build_policy(args.workspace.resolve(), config)
+    if args.path is not None:
+        decision = policy.check_access(args.path, write=args.write)
+        kind = "edit" if args.write else "read"
+    else:
+        decision = policy.check_command(args.shell_command)
+        kind = "bash"
+    parts = [
+        {"subject": part, "verdict": j.verdict, "rule": j.rule, "reason": j.reason}
+        for part, j in zip(decision.parts, decision.judgements, strict=True)
+    ]
+    report: dict[str, Any] = {
+        "verdict": decision.verdict,
+        "rule": decision.rule,
+        "reason": decision.reason,
+        "kind": kind,
+        "subject": decision.subject,
+        "parts": parts,
+        "always": [rule.text for rule in decision.always],
+    }
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        print(f"{decision.verdict}: {kind} {decision.subject}")
+        print(f"  decided by: {decision.rule}")
+        print(f"  reason: {decision.reason}")
+        print("commands:" if kind == "bash" else "path:")
+        for part in parts:
+            print(f"  {part['verdict']:<5}  {part['subject']}  ({part['rule']})")
+    return EXIT_BY_VERDICT[decision.verdict]

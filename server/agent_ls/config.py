@@ -25,23 +25,30 @@ Schema (docs/configuration.md has the full table)::
     input = 0.5
     output = 1.5
     cached_input = 0.05
+    [permissions]                             # allow, ask, deny, secret_files, not_secret_files;
+    [shell]                                   # mode; and [sandbox] enabled: schema in
+                                              # policy/user_rules.py, rule syntax in policy/rules.py
 
 ``load_config`` does, for the user file and then the workspace file:
 
 1. read and parse with tomllib; a file that cannot be read or is not TOML gives an error diagnostic and
    is ignored whole;
 2. refuse values under names like secrets (``api_key``, ``token``, ...): keys never live in files;
-3. workspace only: drop ``trusted_workspaces`` (a workspace never trusts itself), and drop the
-   sensitive keys (``SENSITIVE_KEYS``) unless the user config lists the workspace in
-   ``trusted_workspaces``, with a warning on each key;
+3. workspace only: drop ``trusted_workspaces`` (a workspace never trusts itself), and unless the
+   user config lists the workspace in ``trusted_workspaces``, drop the sensitive keys
+   (``SENSITIVE_KEYS``) and whatever would loosen permissions (``permissions.allow``,
+   ``permissions.not_secret_files``, ``shell.mode = "workspace"``, ``sandbox.enabled = false``), with
+   a warning on each key;
 4. drop providers whose name cannot appear in a model string;
 5. validate with pydantic: a wrong value is dropped with an error diagnostic, the rest is kept;
 6. report unknown keys as warnings and drop them;
+7. drop the permission rules that cannot be read (``policy/rules.py`` ``parse_rule``) and secret
+   patterns that are not gitignore-style patterns, with an error on each;
 
 then merges the workspace over the user config, key by key (a provider and its prices too), and reports
 a provider that is not built in and lacks ``wire_api`` or ``base_url``. Every problem becomes a
-``ConfigDiagnostic``; loading never raises and never prints. A later issue adds a ``[permissions]``
-table to these same files (the workspace may only tighten it).
+``ConfigDiagnostic``; loading never raises and never prints. Permission rules are not merged key by
+key: each file's rules are kept with their source (``LoadedConfig.permissions``).
 """
 
 from __future__ import annotations
@@ -58,6 +65,18 @@ from typing import Any, Literal
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent_ls.policy.rules import Rule, parse_rules
+from agent_ls.policy.user_rules import (
+    USER_SOURCE,
+    WORKSPACE_SOURCE,
+    PermissionConfig,
+    PermissionsTable,
+    SandboxTable,
+    ShellTable,
+    drop_bad_entries,
+    loosening_hint,
+    loosens,
+)
 from agent_ls.settings import EnvSnapshot
 
 CONFIG_FILE_NAME = "agent-ls.toml"
@@ -128,6 +147,9 @@ class ConfigFile(_Table):
     trusted_workspaces: list[str] | None = None
     retry: RetryConfig | None = None
     providers: dict[str, ProviderConfig] | None = None
+    permissions: PermissionsTable | None = None
+    shell: ShellTable | None = None
+    sandbox: SandboxTable | None = None
 
 
 @dataclass(frozen=True)
@@ -168,6 +190,7 @@ class LoadedConfig:
         user_file: where the user config is looked for (it may not exist).
         workspace_file: the workspace config looked for, or None without a workspace.
         workspace_trusted: the user config lists the workspace in ``trusted_workspaces``.
+        permissions: the rules and switches of both files, after the trust rule.
         diagnostics: every problem found, user file first, each file's by position.
     """
 
@@ -178,6 +201,7 @@ class LoadedConfig:
     user_file: Path | None = None
     workspace_file: Path | None = None
     workspace_trusted: bool = False
+    permissions: PermissionConfig = field(default_factory=PermissionConfig)
     diagnostics: tuple[ConfigDiagnostic, ...] = ()
 
 
@@ -221,6 +245,7 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
         if workspace_file != user_file.expanduser().resolve():
             hint = None if trusted else _untrusted_hint(root, user_file)
             workspace = _ConfigText.load(workspace_file, untrusted_hint=hint, workspace=True)
+            workspace.source = WORKSPACE_SOURCE
     merged = ConfigFile.model_validate(_deep_merge(user.values, workspace.values))
     for name, provider in (merged.providers or {}).items():
         if name not in BUILTIN_PROVIDER_NAMES and None in (provider.wire_api, provider.base_url):
@@ -239,6 +264,13 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
         user_file=user_file,
         workspace_file=workspace_file,
         workspace_trusted=trusted,
+        permissions=PermissionConfig(
+            rules=(*user.rules(), *workspace.rules()),
+            secret_files=(*user.patterns("secret_files"), *workspace.patterns("secret_files")),
+            not_secret_files=(*user.patterns("not_secret_files"), *workspace.patterns("not_secret_files")),
+            shell_mode=(merged.shell and merged.shell.mode) or "shadow",
+            sandbox_enabled=not merged.sandbox or merged.sandbox.enabled is not False,
+        ),
         diagnostics=(*user.sorted_problems(), *workspace.sorted_problems()),
     )
 
@@ -259,6 +291,17 @@ class _ConfigText:
     values: dict[str, Any] = field(default_factory=dict)
     problems: list[ConfigDiagnostic] = field(default_factory=list)
     locator: KeyLocator | None = None
+    source: str = USER_SOURCE
+
+    def rules(self) -> list[Rule]:
+        """The file's permission rules (all readable: ``load`` dropped the others), with its source."""
+        table = self.values.get("permissions", {})
+        return parse_rules(((v, table.get(v, [])) for v in ("allow", "ask", "deny")), self.source)[0]
+
+    def patterns(self, name: str) -> list[str]:
+        """The file's ``permissions.<name>`` list (``secret_files``, ``not_secret_files``)."""
+        found: list[str] = self.values.get("permissions", {}).get(name, [])
+        return found
 
     def sorted_problems(self) -> list[ConfigDiagnostic]:
         return sorted(self.problems, key=lambda problem: (problem.line, problem.character))
@@ -311,6 +354,8 @@ class _ConfigText:
             for dropped, value in _drop_where(raw, lambda k, _: k[-1] in SENSITIVE_KEYS):
                 for key in _leaves(dropped, value):
                     report(key, "warning", f"{_dotted(key)} is ignored: {untrusted_hint}")
+            for key, _ in _drop_where(raw, loosens):
+                report(key, "warning", f"{_dotted(key)} is ignored: {loosening_hint(untrusted_hint)}")
         providers = raw.get("providers")
         for name in (
             [n for n in providers if not PROVIDER_NAME.fullmatch(n)] if isinstance(providers, dict) else []
@@ -330,6 +375,10 @@ class _ConfigText:
             _drop_at(raw, key)
         config = ConfigFile.model_validate(raw) if unknown else config
         loaded.values = config.model_dump(exclude_none=True)
+        drop_bad_entries(
+            loaded.values.get("permissions", {}),
+            lambda name, message: report(("permissions", name), "error", message),
+        )
         return loaded
 
 

@@ -8,6 +8,7 @@ staleness first, then each written atomically through a temporary file and ``os.
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import threading
 from pathlib import Path
@@ -17,7 +18,7 @@ from agent_ls.core.context import Focus
 from agent_ls.core.errors import ConfigError
 from agent_ls.core.events import Event
 from agent_ls.core.loop import LoopLimits
-from agent_ls.core.ports import ApprovalReply, ApprovalRequest
+from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest
 from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.runtime import Session
@@ -26,37 +27,77 @@ from agent_ls.workspace.apply import disk_stale_reason, write_atomically
 from agent_ls.workspace.diffs import unified_diff
 
 TERMINAL_REPLIES: dict[str, ApprovalReply] = {
+    "y": "once",
+    "yes": "once",
     "o": "once",
     "once": "once",
     "s": "session",
     "session": "session",
+    "a": "always",
+    "always": "always",
+    "n": "deny",
+    "no": "deny",
+    "d": "deny",
+    "deny": "deny",
 }
+# The first word of the answer, then (after "n") what the user wants the model to know.
+_ANSWER = re.compile(r"\s*(\w+)\W*(.*)", re.DOTALL)
 EXIT_USAGE = 2
 EXIT_BY_STATUS = {"done": 0, "stopped": 1, "error": 1, "cancelled": 130}
 
 
 class TerminalApprover:
-    """Asks on the terminal when stdin is a TTY; otherwise denies, unless ``--yes`` allows once."""
+    """Asks on the terminal when stdin is a TTY; otherwise denies, unless ``--yes`` allows once.
+
+    Answers: ``y`` (once), ``s`` (this session), ``a`` (always: the allow rule goes to the user config;
+    offered only when the policy allows it, else read as once), ``n`` (deny; any text after it goes
+    to the model as the user's feedback: ``n use make test instead``). Any other text denies and is
+    passed on whole as feedback; an empty line denies.
+    """
 
     def __init__(self, *, yes: bool) -> None:
         self._yes = yes
 
-    async def ask(self, request: ApprovalRequest) -> ApprovalReply:
+    async def ask(self, request: ApprovalRequest) -> Approval:
         if self._yes:
             print(f"  (--yes) allowing {request.tool_name}: {request.subject}", file=sys.stderr)
-            return "once"
+            return Approval("once")
         if not sys.stdin.isatty():
             print(
                 f"  denied {request.tool_name}: {request.subject} (no terminal to ask; use --yes)",
                 file=sys.stderr,
             )
-            return "deny"
-        print(
-            f"\nagent-ls wants to run {request.tool_name}: {request.subject}\n  ({request.reason})",
-            file=sys.stderr,
+            return DENIED
+        print(f"\n{terminal_prompt(request)}", file=sys.stderr)
+        always = " / [a]lways" if request.always else ""
+        return parse_answer(
+            await _read_line(f"  [y]es once / [s]ession{always} / [n]o (then why)? "), request
         )
-        answer = await _read_line("  [o]nce / [s]ession / [d]eny? ")
-        return TERMINAL_REPLIES.get(answer.strip().lower(), "deny")
+
+
+def terminal_prompt(request: ApprovalRequest) -> str:
+    """The question's lines (without the answer line): what, why, and what "always" would do."""
+    lines = [f"agent-ls wants to run {request.tool_name}: {request.subject}", f"  ({request.reason})"]
+    if request.always:
+        lines.append(f"  [a]lways adds to your user config: {', '.join(request.always)}")
+    elif request.no_always:
+        lines.append(f"  (no [a]lways: {request.no_always})")
+    return "\n".join(lines)
+
+
+def parse_answer(answer: str, request: ApprovalRequest) -> Approval:
+    """Read a terminal answer (see ``TerminalApprover``); "" and unknown words deny."""
+    found = _ANSWER.match(answer)
+    if found is None:
+        return DENIED
+    reply = TERMINAL_REPLIES.get(found[1].lower(), "deny")
+    if reply == "always" and not request.always:
+        print("  (always is not available here; allowing once)", file=sys.stderr)
+        return Approval("once")
+    if reply == "deny":
+        rest = found[2].strip() if found[1].lower() in TERMINAL_REPLIES else answer.strip()
+        return Approval("deny", feedback=rest or None)
+    return Approval(reply)
 
 
 async def _read_line(prompt: str) -> str:
@@ -113,6 +154,7 @@ async def run_headless(
         approver=TerminalApprover(yes=yes),
         environ=process_environ(),
         limits=LoopLimits(max_turns=max_turns) if max_turns else LoopLimits(),
+        config=config,
     )
     try:
         ended = await session.run(task=task, focus=Focus(), open_model=lambda: client, emit=_render)

@@ -4,17 +4,24 @@ A ``Session`` owns, for one workspace root: the overlay (the proposal), the shad
 in, the tool registry, and the conversation history. Both front ends use it: ``lsp/`` (one session
 per ``agent.run``) and ``cli.py`` (``agent-ls run`` and ``agent-ls demo``'s client side never does).
 
+The permission policy is built here too (``build_policy``), from the built-in rules, the config files
+(``config.load_config``) and the editor settings' rules, in that order; ``agent-ls policy check``
+builds it the same way.
+
 Order of a run: resolve the model (a ``ConfigError`` ends the run with status ``error``), build the
 system prompt and task message, then ``core.loop.run_loop``.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
+from agent_ls.config import LoadedConfig
 from agent_ls.core.context import Focus, system_prompt, task_message
 from agent_ls.core.errors import AgentLsError
 from agent_ls.core.events import EventSink, RunEnded, RunStarted
@@ -22,11 +29,14 @@ from agent_ls.core.loop import LoopLimits, run_loop
 from agent_ls.core.messages import NO_USAGE, Message, SystemMessage, Usage, UserMessage
 from agent_ls.core.ports import Approver, ModelClient
 from agent_ls.core.proposal import FileChange
+from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
+from agent_ls.policy.rules import BUILTIN_RULES, Rule
 from agent_ls.tools import default_tools
 from agent_ls.tools.base import ToolContext
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.workspace.overlay import BufferSource, Overlay
+from agent_ls.workspace.paths import DEFAULT_SECRET_PATTERNS, PathPolicy
 from agent_ls.workspace.shadow import ShadowCopy, ShellRunner
 
 log = logging.getLogger(__name__)
@@ -39,6 +49,35 @@ def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
+def build_policy(root: Path, config: LoadedConfig, editor_rules: Sequence[Rule] = ()) -> PermissionPolicy:
+    """The permission policy for a workspace: rules from every source, and the configured secrets.
+
+    Args:
+        root: the workspace root.
+        config: the loaded config files (``LoadedConfig()`` for none: built-in rules only, and no
+            "Always allow", since there is no user config file to write).
+        editor_rules: the rules of the editor settings (``agentLs.permissions.allow/ask/deny``).
+    """
+    permissions = config.permissions
+    # agent-ls's own config directory is secret, unless the user opened it as the workspace.
+    config_dir = config.user_file.parent if config.user_file is not None else None
+    if config_dir is not None and root.resolve().is_relative_to(config_dir.resolve()):
+        config_dir = None
+    paths = PathPolicy(
+        root,
+        secret_patterns=(*DEFAULT_SECRET_PATTERNS, *permissions.secret_files),
+        not_secret=permissions.not_secret_files,
+        config_dir=config_dir,
+    )
+    write = functools.partial(append_allow_rules, config.user_file) if config.user_file is not None else None
+    return PermissionPolicy(
+        paths,
+        (*BUILTIN_RULES, *permissions.rules, *editor_rules),
+        shell_mode=permissions.shell_mode,
+        write_rules=write,
+    )
+
+
 class Session:
     """One conversation in one workspace root, and its proposal.
 
@@ -49,6 +88,10 @@ class Session:
         buffers: the editor's open documents (unsaved text), or None outside an editor.
         limits: the loop's stop conditions.
         tool_timeout_s: the per-tool timeout in seconds (default 60, as in the seed harness).
+        config: the config files of this workspace (``config.load_config``); None: built-in defaults.
+            Its ``[shell]`` mode and ``[sandbox]`` switch go to the shell runner, its secret patterns to
+            the path policy, its provider key variables to the list the child environment never gets.
+        editor_rules: permission rules from the editor settings, the last source.
     """
 
     def __init__(
@@ -61,16 +104,31 @@ class Session:
         limits: LoopLimits | None = None,
         tool_timeout_s: float = 60.0,
         session_id: str | None = None,
+        config: LoadedConfig | None = None,
+        editor_rules: Sequence[Rule] = (),
     ) -> None:
         self.session_id = session_id or new_session_id()
         self.root = root.resolve()
         self.limits = limits or LoopLimits()
-        self.shadow = ShadowCopy(self.root)
-        self.overlay = Overlay(self.root, buffers, shadow=self.shadow, environ=environ)
-        runner = ShellRunner(self.shadow, self.overlay, environ)
+        config = config or LoadedConfig()
+        self.policy = build_policy(self.root, config, editor_rules)
+        paths = self.policy.paths  # one path policy for the tools, the shell's paths and the shadow copy
+        sandbox: Literal["detect"] | None = "detect" if config.permissions.sandbox_enabled else None
+        self.shadow = ShadowCopy(self.root, paths=paths)
+        self.overlay = Overlay(
+            self.root, buffers, shadow=self.shadow, environ=environ, sandbox=sandbox, paths=paths
+        )
+        runner = ShellRunner(
+            self.shadow,
+            self.overlay,
+            environ,
+            sandbox=sandbox,
+            mode=config.permissions.shell_mode,
+            key_names=[p.api_key_env for p in config.providers.values() if p.api_key_env],
+        )
         self.registry = ToolRegistry(
             default_tools(),
-            PermissionPolicy(),
+            self.policy,
             approver,
             ToolContext(workspace=self.overlay, runner=runner),
             tool_timeout_s=tool_timeout_s,

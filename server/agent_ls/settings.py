@@ -14,7 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent_ls.core.events import Verdict
 from agent_ls.core.loop import LoopLimits
+from agent_ls.policy.rules import Rule, parse_rules
+from agent_ls.policy.user_rules import EDITOR_SOURCE
 
 # The variables agent-ls reads by name. A user's config may name more: the key variable of a provider
 # (``api_key_env``), which ``EnvSnapshot.get`` answers too. Values are never logged.
@@ -62,11 +65,30 @@ class PermissionSettings(BaseModel):
     Attributes:
         headless: how an "ask" verdict resolves when nobody can be asked (a client without
             ``window/showMessageRequest``, such as Helix): ``deny`` (default) or ``allow``.
+        allow: rule strings (``policy/rules.py`` syntax: ``bash: make *``, ``Bash(npm run test:*)``),
+            the last source after the built-in rules, the user config and the workspace config.
+            VS Code declares the setting machine-scoped, so a workspace's ``.vscode/settings.json``
+            cannot set it.
+        ask: rule strings whose match means ask.
+        deny: rule strings whose match means deny.
     """
 
     model_config = ConfigDict(extra="ignore")
 
     headless: Literal["deny", "allow"] = "deny"
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+    def rules(self) -> tuple[list[Rule], list[str]]:
+        """The rules, with source ``editor settings``, and one line per string that is not a rule."""
+        lists: list[tuple[Verdict, list[str]]] = [
+            ("allow", self.allow),
+            ("ask", self.ask),
+            ("deny", self.deny),
+        ]
+        rules, problems = parse_rules(lists, EDITOR_SOURCE)
+        return rules, [f"agentLs.permissions: {problem}; this rule is ignored" for problem in problems]
 
 
 class EditorSettings(BaseModel):
@@ -116,14 +138,16 @@ class EditorSettings(BaseModel):
             else:
                 data[key] = value
         try:
-            return cls.model_validate(data), []
+            settings = cls.model_validate(data)
         except ValidationError as exc:
             problems = [f"agentLs.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
             bad = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
             kept = {k: v for k, v in data.items() if k not in bad}
             if base is not None:
                 kept.update({k: v for k, v in base.model_dump(by_alias=True).items() if k in bad})
-            return cls.model_validate(kept), problems
+            settings = cls.model_validate(kept)
+            return settings, problems + settings.permissions.rules()[1]
+        return settings, settings.permissions.rules()[1]
 
 
 def process_environ() -> dict[str, str]:

@@ -172,7 +172,7 @@ def test_demo_fixes_the_sample_and_exits_0(tmp_path: Path) -> None:
     result = _agent_ls("demo", cwd=tmp_path, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     for expected in (
-        "permission allow (bash: pytest*)",
+        "permission allow (bash: pytest* (built-in))",
         "-    return sum(values) / (len(values) - 1)",
         "[apply] applied=True",
         "4 passed",

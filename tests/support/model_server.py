@@ -16,7 +16,9 @@ server-sent events when the request body has ``"stream": true``. Steps use the r
 - ``headers``: extra response headers;
 - ``raw_arguments`` on a tool call: sent verbatim as ``function.arguments`` (malformed JSON tests).
 
-A request with no step left gets HTTP 500 saying so; any other path gets 404. The server runs in a
+A request with no step left gets HTTP 500 saying so; any other path gets 404. ``GET /v1/models`` (what
+``agent-ls doctor`` asks) answers ``models_reply`` (``{"data": []}`` by default) without taking a step,
+and its headers are recorded in ``models_request_headers``. The server runs in a
 background thread (``ThreadingHTTPServer``), so sync tests, async tests and a server subprocess can
 all talk to it; ``stop()`` aborts replies held by ``delay_s``.
 
@@ -84,6 +86,8 @@ class FakeModelServer:
         request_headers: the headers of each request, names lowercased, in the same order.
         request_times / reply_times: ``time.monotonic()`` when each request arrived and when its
             reply was written (for benchmarks; never asserted in tests).
+        models_reply: (HTTP status, JSON body) of ``GET /v1/models``.
+        models_request_headers: the headers of each ``GET /v1/models``, names lowercased.
     """
 
     def __init__(self, steps: list[dict[str, Any]]) -> None:
@@ -94,6 +98,8 @@ class FakeModelServer:
         self.request_headers: list[dict[str, str]] = []
         self.request_times: list[float] = []
         self.reply_times: list[float] = []
+        self.models_reply: tuple[int, Any] = (200, {"data": []})
+        self.models_request_headers: list[dict[str, str]] = []
         self._received = threading.Condition()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -176,6 +182,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def do_GET(self) -> None:
+        if self.path != "/v1/models":
+            message = f"no route GET {self.path}; the fake server answers GET /v1/models"
+            self._send(404, _error_body(message, 404))
+            return
+        self.fake.models_request_headers.append({name.lower(): value for name, value in self.headers.items()})
+        status, body = self.fake.models_reply
+        self._send(status, json.dumps(body))
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8", "replace")

@@ -277,7 +277,7 @@ def test_a_file_that_cannot_be_read_is_an_error(tmp_path: Path) -> None:
 def test_unknown_keys_are_warnings_and_the_rest_still_counts(tmp_path: Path) -> None:
     text = (
         'model = "ollama/qwen"\ncolour = "blue"\n[retry]\nmax_attempt = 9\n'
-        "[providers.ollama]\ncontext_window = 8192\n[providers.ollama.prices]\ninptu = 1\n[permissions]\n"
+        "[providers.ollama]\ncontext_window = 8192\n[providers.ollama.prices]\ninptu = 1\n[permisions]\n"
     )
     directory = user_dir(tmp_path, text)
 
@@ -290,7 +290,8 @@ def test_unknown_keys_are_warnings_and_the_rest_still_counts(tmp_path: Path) -> 
         (
             1,
             "warning",
-            "unknown key colour is ignored; known here: model, trusted_workspaces, retry, providers",
+            "unknown key colour is ignored; known here: model, trusted_workspaces, retry, providers, "
+            "permissions, shell, sandbox",
         ),
         (
             3,
@@ -306,7 +307,8 @@ def test_unknown_keys_are_warnings_and_the_rest_still_counts(tmp_path: Path) -> 
         (
             8,
             "warning",
-            "unknown key permissions is ignored; known here: model, trusted_workspaces, retry, providers",
+            "unknown key permisions is ignored; known here: model, trusted_workspaces, retry, providers, "
+            "permissions, shell, sandbox",
         ),
     ]
 

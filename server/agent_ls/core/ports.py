@@ -63,32 +63,64 @@ class ToolExecutor(Protocol):
     async def execute(self, call: ToolCall, emit: EventSink) -> ToolResultMessage: ...
 
 
-ApprovalReply = Literal["once", "session", "deny"]
+ApprovalReply = Literal["once", "session", "always", "deny"]
 
 
 @dataclass(frozen=True)
 class ApprovalRequest:
     """A question for the user: may tool ``tool_name`` act on ``subject`` (a command or a path)?
 
-    ``reason`` says why we ask, in one line (``no rule matches "make build"``).
+    Attributes:
+        tool_name: the tool (``bash``, ``write_file``).
+        subject: the command or path, as the model gave it.
+        reason: why we ask, in one line (``no rule matches "make build"``).
+        rule: the label of what asked (``fallback: no rule matches``, ``bash: git push --force* (user
+            config)``).
+        always: the allow rules an "Always allow" would write to the user config (``bash: make
+            build``); empty when "always" is not offered.
+        no_always: when ``always`` is empty, why (an explicit ask rule, a command that cannot be read):
+            the prompt says it.
     """
 
     tool_name: str
     subject: str
     reason: str
+    rule: str = ""
+    always: tuple[str, ...] = ()
+    no_always: str = ""
+
+
+@dataclass(frozen=True)
+class Approval:
+    """The user's answer.
+
+    Attributes:
+        reply: ``once``; ``session`` (the caller may allow the same normalized command or path again
+            for the session); ``always`` (the caller writes ``ApprovalRequest.always`` to the user
+            config); ``deny``.
+        feedback: with ``deny``, what the user wants the model to know (it reads it in the tool
+            result), or None.
+    """
+
+    reply: ApprovalReply
+    feedback: str | None = None
+
+
+DENIED = Approval("deny")
 
 
 class Approver(Protocol):
     """Asks the user to approve a tool call the policy answered "ask" for.
 
     Contract:
-        - Returns ``once``, ``session`` or ``deny``; ``session`` means the caller may cache the approval
-          for the session under the same normalized key.
+        - Returns an ``Approval``; ``always`` only when ``request.always`` is not empty (the caller
+          reads a stray ``always`` as ``once``).
         - When nobody can answer (no TTY, a client without ``window/showMessageRequest``, a dismissed
-          prompt), it returns ``deny``. It never hangs forever and never raises except ``CancelledError``.
+          prompt), it returns the configured headless answer, ``deny`` by default. It never hangs
+          forever and never raises except ``CancelledError``.
     """
 
-    async def ask(self, request: ApprovalRequest) -> ApprovalReply: ...
+    async def ask(self, request: ApprovalRequest) -> Approval: ...
 
 
 @dataclass(frozen=True)

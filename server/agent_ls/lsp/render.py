@@ -4,6 +4,11 @@ Each event becomes, in order: a transcript line (``window/logMessage``), an ``ag
 notification (structured, for rich clients) and, where it marks progress, a ``$/progress`` report on
 the run's work-done token (begin at ``RunStarted``, a report per turn and per tool call, end at
 ``RunEnded`` with the outcome). ``RunEnded`` also sends ``agent/runEnded``.
+
+A ``VerdictGiven`` with verdict deny (by a rule or by the user) also sends a ``window/showMessage`` of
+type Warning, ``agent-ls blocked: <tool> <subject> (<rule>)``, at most once per distinct subject per run:
+a blocked action may be the trace of a prompt injection, and the user must see it without opening the
+log (issue 5). Every client shows ``window/showMessage`` (LSP 3.17 needs no capability for it).
 """
 
 from __future__ import annotations
@@ -44,6 +49,23 @@ def usage_summary(usage: Usage) -> p.UsageSummary:
     )
 
 
+BLOCKED_SUBJECT_CHARS = 200
+
+
+def blocked_message(event: VerdictGiven) -> str:
+    """The warning for a denied tool call: ``agent-ls blocked: bash curl https://x (bash: curl *)``.
+
+    The subject is put on one line (runs of blanks and line breaks become one space) and cut at
+    ``BLOCKED_SUBJECT_CHARS`` characters with ``…``; a refusal by the user reads
+    ``(<rule>, you answered deny)``.
+    """
+    subject = " ".join(event.subject.split())
+    if len(subject) > BLOCKED_SUBJECT_CHARS:
+        subject = subject[: BLOCKED_SUBJECT_CHARS - 1] + "…"
+    why = f"{event.rule}, you answered {event.approval}" if event.approval else event.rule
+    return f"agent-ls blocked: {event.name} {subject} ({why})"
+
+
 class LspEventRenderer:
     """An ``EventSink`` for one run. ``progress`` is False when the client has no work-done progress."""
 
@@ -62,17 +84,30 @@ class LspEventRenderer:
         self.progress = progress
         self._run_ended = run_ended
         self._total: Usage | None = None
+        self._warned: set[str] = set()
+        """Subjects already shown in a "blocked" warning during this run."""
 
     def __call__(self, event: Event) -> None:
         line = line_for(event)
         if line is not None:
             self._ls.window_log_message(t.LogMessageParams(type=t.MessageType.Info, message=line))
+        if isinstance(event, VerdictGiven) and event.verdict == "deny":
+            self._warn_blocked(event)
         notification = self._notification(event)
         if notification is not None:
             self._ls.protocol.notify(p.AGENT_EVENT, notification.wire())
         self._progress(event, line or "")
         if isinstance(event, RunEnded):
             self._ls.protocol.notify(p.AGENT_RUN_ENDED, self._run_ended(event).wire())
+
+    def _warn_blocked(self, event: VerdictGiven) -> None:
+        subject = " ".join(event.subject.split())
+        if subject in self._warned:
+            return
+        self._warned.add(subject)
+        self._ls.window_show_message(
+            t.ShowMessageParams(type=t.MessageType.Warning, message=blocked_message(event))
+        )
 
     def _notification(self, event: Event) -> p.AgentEventNotification | None:
         sid = self._session_id

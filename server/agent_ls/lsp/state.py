@@ -15,6 +15,7 @@ from pygls.lsp.server import LanguageServer
 
 from agent_ls import __version__
 from agent_ls.core.messages import Usage
+from agent_ls.lsp.approver import approval_converter
 from agent_ls.lsp.capabilities import ClientFlags
 from agent_ls.runtime import Session
 from agent_ls.settings import EditorSettings
@@ -46,5 +47,10 @@ class AgentLanguageServer(LanguageServer):
     """pygls server plus our state (no module-level globals)."""
 
     def __init__(self) -> None:
-        super().__init__("agent-ls", __version__, text_document_sync_kind=t.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "agent-ls",
+            __version__,
+            text_document_sync_kind=t.TextDocumentSyncKind.Incremental,
+            converter_factory=approval_converter,  # keeps the feedback of a prompt's reply
+        )
         self.state = ServerState()

@@ -1,1 +1,3 @@
-"""Permission policy: glob rules over the parts of shell commands, path decisions, session approvals."""
+"""Permission policy: rules (``rules.py``, ``user_rules.py``), shell parsing (``shell_parse.py``), the
+engine that judges tool calls (``engine.py``), approvals written to the user config (``approvals.py``),
+and the sandbox commands run in (``sandbox.py``)."""

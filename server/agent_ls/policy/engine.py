@@ -1,72 +1,440 @@
-"""The permission policy: allow, ask or deny for a shell command or a workspace path, per session.
+"""The permission engine: allow, ask or deny for a shell command, a file access or an MCP tool.
 
-Commands: the command is split into parts (``shell_split``), each part is judged by the bash rules,
-and the strictest verdict wins (deny > ask > allow). A command the splitter cannot fully read is at
-least "ask". A command the user allowed "for this session" is allowed again without asking, unless a
-rule denies it. Paths: reads and edits inside the workspace are allowed (edits are proposals the user
-reviews); the workspace's ``resolve`` has already refused outside paths and secret files.
+Shell commands (``check_command``), in order:
+
+1. parse with tree-sitter-bash (``shell_parse.parse_shell``) into every simple command the input
+   would execute, normalized (wrappers unwrapped, ``VAR=x`` prefixes and git global options removed);
+2. judge each simple command separately, as the strictest of:
+   - the ``bash`` rules on its normalized text (``rules.judge``: deny > ask > allow over all matching
+     rules, no match is the fallback ask);
+   - a command word that cannot be resolved statically (``$CMD``): at least ask;
+   - a "risky" command (``git -c``, ``--ext-diff``, pager variables, brace expansion...): at least ask;
+   - each redirection that touches a file (``2>&1``, ``/dev/null`` and heredocs do not): a target
+     that cannot be known is at least ask; one outside the workspace or a secret is deny (read or
+     write); a write into the workspace is an edit, at least ask (built-in), and the ``edit`` rules
+     apply; a read inside the workspace goes through the ``read`` rules;
+   - each path-like argument (a non-option word that contains ``/``, starts with ``.`` or ``~``,
+     names an existing entry, or is a glob matching some; the value of ``--opt=value`` too): a
+     secret, or a symlink chain that leaves the workspace, is deny; outside the workspace is at
+     least ask; inside, the ``read`` rules apply. A glob is expanded against the workspace and every
+     match checked. An argument holding an expansion (``$F``, ``$(...)``) is at least ask: it could
+     name any file;
+3. the input's verdict is the strictest over its commands; a parse error adds an unliftable ask
+   ("fallback: cannot read: ..."), and an empty input is ask.
+
+After ``cd DIR`` (``pushd``), later relative paths start from DIR; after a ``cd`` whose target is not
+static, relative path-like arguments are at least ask, and any argument named like a secret
+(``id_rsa``) is deny. The shell's cwd is the workspace root.
+
+Files (``check_path``): the ``read``/``edit`` rules on a workspace-relative path the workspace has
+already resolved (outside paths and secrets were refused there). ``check_access`` does both steps,
+for ``agent-ls policy check --path``.
+
+Approvals: an ask answered "session" is remembered under ``Decision.key`` (the normalized commands
+with their redirections, or ``read:``/``edit:`` plus the path) and allowed again without asking;
+"always" adds ``Decision.always`` (exact allow rules) to the user config and to this policy. Neither
+lifts a deny, and "always" is only offered when every ask came from the fallback.
+
+In ``shell.mode = "workspace"`` (commands run in the real tree), ``bash`` allow rules other than the
+built-in ones are ignored, so anything but the seed's read-only commands asks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import glob
+import itertools
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 
-from agent_ls.policy.rules import DEFAULT_BASH_RULES, Decision, Judgement, Rule, judge_part, strictest
-from agent_ls.policy.shell_split import split_command
+from agent_ls.core.events import Verdict
+from agent_ls.policy.rules import (
+    BUILT_IN,
+    BUILTIN_RULES,
+    Judgement,
+    Rule,
+    exact_bash_pattern,
+    exact_path_pattern,
+    judge,
+    strictest,
+)
+from agent_ls.policy.shell_parse import ParsedShell, Redirect, SimpleCommand, parse_shell
+from agent_ls.policy.user_rules import USER_SOURCE, ShellMode
+from agent_ls.workspace.paths import PathCheck, PathPolicy
 
 SESSION_RULE = "session: allowed by the user"
-READ_RULE = "read: workspace"
-EDIT_RULE = "edit: workspace (proposal)"
-GIT_DIR_RULE = "edit: .git/** (never)"
+REDIRECT_RULE = "edit: shell redirect into the workspace (built-in)"
+EMPTY_RULE = "fallback: empty command"
+NOT_STATIC_RULE = "guard: command word not static"
+RISKY_RULE = "guard: can execute or write"
+DYNAMIC_ARGUMENT_RULE = "guard: argument not static"
+DYNAMIC_TARGET_RULE = "guard: redirect target not static"
+UNKNOWN_CWD_RULE = "guard: relative path after cd"
+SECRET_RULE = "paths: secret file"
+OUTSIDE_RULE = "paths: outside the workspace"
+REFUSED_RULE = "paths: refused"
+EXTRA_DIR_RULE = "paths: allowed outside the workspace (a device or an extra directory)"
+_ENGINE_ASKS = frozenset(
+    {EMPTY_RULE, NOT_STATIC_RULE, RISKY_RULE, DYNAMIC_ARGUMENT_RULE, DYNAMIC_TARGET_RULE, UNKNOWN_CWD_RULE}
+    | {OUTSIDE_RULE, REDIRECT_RULE}
+)
+
+# An unescaped expansion in a word kept as written: $NAME, ${...}, $(...), $1, $@, or a backtick.
+_EXPANSION = re.compile(r"\$[A-Za-z_{(0-9@*#?!$-]|`")
+# Heredocs and here-strings feed text, not a file.
+_TEXT_REDIRECTS = frozenset({"<<", "<<-", "<<<"})
+_DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
+_GLOB_CHARS = re.compile(r"[*?[]")
+_MAX_GLOB_MATCHES = 200
+
+WriteRules = Callable[[Sequence[str]], None]
+"""Appends allow rule strings to the user config (``approvals.append_allow_rules``); raises OSError
+or ValueError when it cannot."""
 
 
-def normalize_command(command: str) -> str:
-    """The key of a session approval: the command with runs of whitespace collapsed to one space."""
-    return " ".join(command.split())
+@dataclass(frozen=True)
+class Decision:
+    """The policy's answer for one tool call.
+
+    Attributes:
+        verdict: allow, ask or deny.
+        rule: the deciding label: a rule's (``bash: rm * (built-in)``), ``fallback: no rule matches``,
+            or an engine check's (``paths: secret file``, ``guard: command word not static``).
+        parts: what was judged, in order: the normalized simple commands (with the raw input last when
+            it could not be fully read), or the one path.
+        subject: the command or the path, as given.
+        reason: one line for the user (``no rule matches "make build"``).
+        judgements: the verdict of each part, in the order of ``parts``.
+        key: the session-approval key: the normalized commands and their redirections, or
+            ``read:<path>`` / ``edit:<path>``.
+        always: for an ask that only the fallback caused, the exact allow rules an "Always allow"
+            adds; empty otherwise.
+        no_always: for an ask that "always" cannot lift, why (for the prompt); "" otherwise.
+    """
+
+    verdict: Verdict
+    rule: str
+    parts: tuple[str, ...]
+    subject: str
+    reason: str = ""
+    judgements: tuple[Judgement, ...] = ()
+    key: str = ""
+    always: tuple[Rule, ...] = ()
+    no_always: str = ""
+
+
+@dataclass
+class _Cwd:
+    """Where relative paths start: a directory, or None after a ``cd`` to a place not known statically."""
+
+    path: Path | None
 
 
 class PermissionPolicy:
-    """Decides tool calls for one session and remembers the commands allowed for the session.
+    """Decides tool calls for one session and keeps its approvals (module docstring).
 
     Args:
-        bash_rules: the rules for shell commands; order does not matter (strictest match wins).
+        paths: the path policy of the session's workspace (secrets, roots, symlinks); relative paths
+            in commands start from its first root.
+        rules: every rule, from every source (built-in first, then user config, workspace config,
+            editor settings); order does not change any verdict.
+        shell_mode: ``shadow`` or ``workspace`` (see the module docstring).
+        write_rules: how "always" reaches the user config, or None when it cannot (then "always" is
+            not offered).
     """
 
-    def __init__(self, bash_rules: Sequence[Rule] = DEFAULT_BASH_RULES) -> None:
-        self._bash_rules = tuple(bash_rules)
-        self._session_commands: set[str] = set()
+    def __init__(
+        self,
+        paths: PathPolicy,
+        rules: Iterable[Rule] = BUILTIN_RULES,
+        *,
+        shell_mode: ShellMode = "shadow",
+        write_rules: WriteRules | None = None,
+    ) -> None:
+        self.paths = paths
+        self.rules = list(rules)
+        self.shell_mode = shell_mode
+        self.write_rules = write_rules
+        self._session: set[str] = set()
+
+    # -- shell commands ----------------------------------------------------------------------------
 
     def check_command(self, command: str) -> Decision:
-        """Judge a shell command: the strictest verdict over its parts.
+        """Judge a shell command (module docstring); never raises."""
+        parsed = parse_shell(command)
+        cwd = _Cwd(self.paths.root)
+        parts: list[str] = []
+        judgements: list[Judgement] = []
+        for simple in parsed.commands:
+            parts.append(simple.normalized)
+            judgements.append(self._judge_command(simple, cwd))
+            _follow_cd(simple, cwd)
+        if parsed.error is not None:
+            parts.append(command)
+            judgements.append(
+                Judgement("ask", f"fallback: cannot read: {parsed.error}", f"cannot read: {parsed.error}")
+            )
+        if not parts:
+            parts.append(command)
+            judgements.append(Judgement("ask", EMPTY_RULE, "the command is empty"))
+        return self._decide(command, tuple(parts), tuple(judgements), _session_key(parsed, command))
 
-        Returns:
-            A ``Decision`` whose ``rule`` is the label of the rule that decided the strictest part
-            (``bash: rm *``), ``fallback: ...`` when no rule matched or the command could not be read,
-            or ``SESSION_RULE`` when an "ask" was turned into "allow" by an earlier session approval.
-        """
-        split = split_command(command)
-        judgements = [judge_part(part, self._bash_rules) for part in split.parts]
-        if split.problem is not None:
-            judgements.append(Judgement("ask", f"fallback: {split.problem}", f"cannot read: {split.problem}"))
-        if not judgements:
-            judgements.append(Judgement("ask", "fallback: empty command", "the command is empty"))
-        decided = strictest(judgements)
-        if decided.verdict == "ask" and normalize_command(command) in self._session_commands:
-            return Decision("allow", SESSION_RULE, split.parts, command, "allowed earlier for this session")
-        return Decision(decided.verdict, decided.rule, split.parts, command, decided.reason)
+    def _judge_command(self, simple: SimpleCommand, cwd: _Cwd) -> Judgement:
+        found = [judge("bash", simple.normalized, self._bash_rules())]
+        if not simple.static:
+            reason = f"the command word of {simple.text!r} cannot be known before it runs"
+            found.append(Judgement("ask", NOT_STATIC_RULE, reason))
+        if simple.risky:
+            found.append(Judgement("ask", RISKY_RULE, f"{simple.text!r}: {simple.risky}"))
+        found.extend(
+            self._judge_redirect(r, cwd)
+            for r in simple.redirects
+            if not r.harmless and r.op not in _TEXT_REDIRECTS
+        )
+        found.extend(j for word in _path_words(simple.argv) for j in self._judge_argument(word, cwd))
+        return strictest(found)
 
-    def allow_for_session(self, command: str) -> None:
-        """Remember the user's "Allow for this session" for ``command`` (whitespace-normalized)."""
-        self._session_commands.add(normalize_command(command))
+    def _bash_rules(self) -> list[Rule]:
+        if self.shell_mode == "shadow":
+            return list(self.rules)
+        return [
+            r for r in self.rules if not (r.key == "bash" and r.verdict == "allow" and r.source != BUILT_IN)
+        ]
+
+    def _judge_redirect(self, redirect: Redirect, cwd: _Cwd) -> Judgement:
+        target = redirect.target
+        if target is None or _EXPANSION.search(target):
+            return Judgement(
+                "ask", DYNAMIC_TARGET_RULE, f"the target of {redirect.op} is not known statically"
+            )
+        if cwd.path is None and not _absolute(target):
+            return Judgement("ask", UNKNOWN_CWD_RULE, f"{target}: the directory after cd is not known")
+        check = self.paths.check(_expand_user(target), write=redirect.write, cwd=cwd.path)
+        refused = _refusal(check, target)
+        if refused is not None:
+            return refused
+        if check.outside:  # a read redirect from outside the workspace: file rules cannot reach it
+            return Judgement("deny", OUTSIDE_RULE, f"{redirect.op} {target}: {check.reason}")
+        if check.rel is None:  # an allowed extra directory (read only)
+            return Judgement("allow", EXTRA_DIR_RULE, check.reason)
+        if not redirect.write:
+            return judge("read", check.rel, self.rules)
+        rules = judge("edit", check.rel, self.rules)
+        edit = Judgement("ask", REDIRECT_RULE, f"{redirect.op} {target} writes {check.rel} (an edit)")
+        return strictest([rules, edit])
+
+    def _judge_argument(self, word: str, cwd: _Cwd) -> Iterator[Judgement]:
+        if _EXPANSION.search(word):
+            yield Judgement("ask", DYNAMIC_ARGUMENT_RULE, f"{word} may name any file once expanded")
+            return
+        base = cwd.path
+        if base is None and not _absolute(word):
+            # Any word may name a file in a directory we cannot know; a secret's name is still one.
+            refused = _refusal(self.paths.check(word, write=False), word)
+            if refused is not None and refused.rule == SECRET_RULE:
+                yield refused
+            elif _path_like(word, None):
+                yield Judgement("ask", UNKNOWN_CWD_RULE, f"{word}: the directory after cd is not known")
+            return
+        candidates = [word] if _path_like(word, base) else []
+        if _GLOB_CHARS.search(word) and not word.startswith("~"):
+            candidates.extend(_glob(word, base))
+        for candidate in candidates:
+            yield self._judge_read(candidate, base)
+
+    def _judge_read(self, path: str, cwd: Path | None) -> Judgement:
+        check = self.paths.check(_expand_user(path), write=False, cwd=cwd)
+        refused = _refusal(check, path)
+        if refused is not None:
+            return refused
+        if check.outside:
+            return Judgement("ask", OUTSIDE_RULE, f"{path}: {check.reason}")
+        if check.rel is None:
+            return Judgement("allow", EXTRA_DIR_RULE, check.reason)
+        return judge("read", check.rel, self.rules)
+
+    # -- files and tools ---------------------------------------------------------------------------
 
     def check_path(self, rel: str, write: bool) -> Decision:
-        """Judge a read (``write=False``) or an edit of a resolved workspace-relative path.
+        """Judge a read (``write=False``) or an edit of ``rel``, a path the workspace already resolved.
 
-        Reads and edits inside the workspace are allowed (edits are proposals the user reviews), except
-        edits inside ``.git/``: hooks and config there run code on the user's next git command, and a
-        reviewer rarely reads them.
+        Args:
+            rel: workspace-relative POSIX path (``"."`` for the root), or an absolute path in an
+                allowed extra directory.
         """
-        if write and (rel.casefold() == ".git" or rel.casefold().startswith(".git/")):
-            return Decision("deny", GIT_DIR_RULE, (rel,), rel, "the .git directory is not editable")
-        rule = EDIT_RULE if write else READ_RULE
-        return Decision("allow", rule, (rel,), rel, "inside the workspace")
+        key = "edit" if write else "read"
+        judgement = judge(key, rel, self.rules)
+        return self._decide(rel, (rel,), (judgement,), f"{key}:{rel}", file_key=key)
+
+    def check_access(self, path: str, write: bool) -> Decision:
+        """Judge a file access by a path as given (``agent-ls policy check --path``): the path policy
+        (secrets, outside, symlinks), then ``check_path``."""
+        check = self.paths.check(_expand_user(path), write=write)
+        refused = _refusal(check, path)
+        if refused is None and check.outside:
+            refused = Judgement("deny", OUTSIDE_RULE, check.reason)
+        if refused is not None:
+            return Decision(refused.verdict, refused.rule, (path,), path, refused.reason, (refused,))
+        decision = self.check_path(check.rel if check.rel is not None else check.path, write)
+        return replace(decision, subject=path)
+
+    def check_tool(self, name: str) -> Decision:
+        """Judge an MCP tool call by the ``mcp__<server>__<tool>`` rules."""
+        judgement = judge(name, name, self.rules)
+        return self._decide(name, (name,), (judgement,), f"tool:{name}", file_key=name)
+
+    # -- approvals ---------------------------------------------------------------------------------
+
+    def allow_for_session(self, decision: Decision) -> None:
+        """Remember the user's "Allow for this session" for ``decision.key``."""
+        self._session.add(decision.key)
+
+    def allow_always(self, decision: Decision) -> str | None:
+        """Add ``decision.always`` to the user config and to this policy.
+
+        Returns:
+            None when written; else one line saying why not (the rules still apply for this session).
+        """
+        if not decision.always:
+            return decision.no_always or "there is no rule to write"
+        self.rules.extend(decision.always)
+        self._session.add(decision.key)
+        if self.write_rules is None:
+            return "the user config cannot be written"
+        try:
+            self.write_rules([rule.text for rule in decision.always])
+        except (OSError, ValueError) as exc:
+            return f"the user config could not be written: {exc}"
+        return None
+
+    def _decide(
+        self,
+        subject: str,
+        parts: tuple[str, ...],
+        judgements: tuple[Judgement, ...],
+        key: str,
+        *,
+        file_key: str = "bash",
+    ) -> Decision:
+        decided = strictest(judgements)
+        if decided.verdict == "ask" and key in self._session:
+            return Decision(
+                "allow", SESSION_RULE, parts, subject, "allowed earlier for this session", judgements, key
+            )
+        decision = Decision(decided.verdict, decided.rule, parts, subject, decided.reason, judgements, key)
+        if decided.verdict != "ask":
+            return decision
+        blocking = [j for j in judgements if j.verdict == "ask" and not j.liftable]
+        if blocking:
+            return replace(decision, no_always=_no_always(blocking[0]))
+        if self.shell_mode == "workspace" and file_key == "bash":
+            reason = 'in shell.mode = "workspace" only the built-in read-only rules allow commands'
+            return replace(decision, no_always=reason)
+        if self.write_rules is None:
+            return replace(decision, no_always="the user config cannot be written")
+        asked = dict.fromkeys(p for p, j in zip(parts, judgements, strict=True) if j.verdict == "ask")
+        always = tuple(_exact_rule(file_key, part) for part in asked)
+        return replace(decision, always=always)
+
+
+def _no_always(judgement: Judgement) -> str:
+    if judgement.rule in _ENGINE_ASKS or judgement.rule.startswith("fallback:"):
+        return f"an allow rule cannot lift this ask ({judgement.reason})"
+    return f"an explicit rule asks ({judgement.rule}), and 'always' never lifts an ask or deny rule"
+
+
+def _exact_rule(key: str, subject: str) -> Rule:
+    if key == "bash":
+        return Rule("bash", exact_bash_pattern(subject), "allow", USER_SOURCE)
+    if key in ("read", "edit"):
+        return Rule(key, exact_path_pattern(subject), "allow", USER_SOURCE)
+    return Rule(key, "*", "allow", USER_SOURCE)
+
+
+def _refusal(check: PathCheck, path: str) -> Judgement | None:
+    """The deny for a path the path policy refuses (a secret, a symlink leaving, a write outside)."""
+    if check.verdict == "allow":
+        return None
+    if check.secret:
+        return Judgement("deny", SECRET_RULE, check.reason)
+    if check.outside:
+        return Judgement("deny", OUTSIDE_RULE, check.reason)
+    return Judgement("deny", REFUSED_RULE, check.reason or f"{path} is refused")
+
+
+def _session_key(parsed: ParsedShell, command: str) -> str:
+    if parsed.error is not None or not parsed.commands:
+        return "bash:" + " ".join(command.split())
+    described = (
+        simple.normalized + "".join(f" {r.op}{r.target}" for r in simple.redirects if not r.harmless)
+        for simple in parsed.commands
+    )
+    return "bash:" + "\n".join(described)
+
+
+def _path_words(argv: Sequence[str]) -> Iterator[str]:
+    """The arguments that may be paths: non-option words, and the value of ``--opt=value``."""
+    options = True
+    for word in argv[1:]:
+        if options and word == "--":
+            options = False
+        elif options and word.startswith("-") and word != "-":
+            if word.startswith("--") and "=" in word:
+                yield word.split("=", 1)[1]
+        else:
+            yield word
+
+
+def _path_like(word: str, cwd: Path | None) -> bool:
+    if not word or word == "-":
+        return False
+    if "/" in word or word.startswith((".", "~")):
+        return True
+    return cwd is not None and os.path.lexists(cwd / word)
+
+
+def _absolute(word: str) -> bool:
+    return word.startswith(("/", "~"))
+
+
+def _expand_user(path: str) -> str:
+    """``~user/x`` expanded from the password database; ``~`` and ``~/x`` are left to the path
+    policy (it knows the user's home). An unknown user's stays as written, which the path policy
+    then reads as relative to the workspace and a missing file there."""
+    if path.startswith("~") and not (path == "~" or path.startswith("~/")):
+        return os.path.expanduser(path)
+    return path
+
+
+def _glob(pattern: str, cwd: Path | None) -> list[str]:
+    """What the shell's pathname expansion would give, relative to ``cwd`` (at most 200 matches)."""
+    try:
+        if os.path.isabs(pattern):
+            found: Iterable[str] = glob.iglob(pattern)
+        elif cwd is not None:
+            found = glob.iglob(pattern, root_dir=cwd)
+        else:
+            return []
+        return list(itertools.islice(found, _MAX_GLOB_MATCHES))
+    except (OSError, ValueError, re.error):
+        return []
+
+
+def _follow_cd(simple: SimpleCommand, cwd: _Cwd) -> None:
+    """Move ``cwd`` after ``cd``/``pushd``/``popd``.
+
+    It becomes unknown (None) for a target that is not a static path (``cd``, ``cd -``, ``popd``,
+    ``cd ~/x``, ``cd $D``), and for a relative target when it was already unknown.
+    """
+    if not simple.argv or simple.argv[0] not in _DIRECTORY_CHANGES:
+        return
+    targets = [w for w in simple.argv[1:] if not w.startswith("-")]
+    target = targets[0] if targets else None
+    if target is None or _EXPANSION.search(target) or target.startswith("~"):
+        cwd.path = None
+    elif os.path.isabs(target):
+        cwd.path = Path(os.path.normpath(target))
+    elif cwd.path is not None:
+        cwd.path = Path(os.path.normpath(cwd.path / target))

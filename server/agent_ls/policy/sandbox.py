@@ -10,10 +10,12 @@ writable place it shares with the host.
 
 Order of use:
 
-1. ``find_sandbox`` (once per process, cached) looks for ``bwrap`` on PATH and probes that it can
-   create the namespaces (containers without user namespaces fail the probe); None means no sandbox,
-   and the caller runs the command unisolated and says so.
-2. ``Sandbox.wrap`` turns a command's argv into a ``bwrap`` argv for one shadow copy.
+1. ``sandbox_status`` (once per process, cached; ``find_sandbox`` gives its sandbox) looks for
+   ``bwrap`` on PATH and probes that it can create the namespaces (containers without user namespaces
+   fail the probe); no sandbox means the caller runs the command unisolated and says so, and this
+   module logs it once as a warning (``agent-ls doctor`` reports it too).
+2. ``Sandbox.wrap`` turns a command's argv into a ``bwrap`` argv for one shadow copy (or, in
+   ``shell.mode = "workspace"``, for the real workspace, then writable with its secrets masked).
 
 Option spellings follow bubblewrap 0.8 (``bwrap --help``).
 """
@@ -21,6 +23,7 @@ Option spellings follow bubblewrap 0.8 (``bwrap --help``).
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
 import subprocess
@@ -29,10 +32,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+log = logging.getLogger(__name__)
+
 # Namespaces and process settings of every sandboxed command (and of the probe):
 NAMESPACE_ARGS = (
     # New user (where possible), mount, pid, network, ipc, uts and cgroup namespaces: no network at all
     # (not even the host's loopback), and the host's processes can be neither seen nor signalled.
+    # --unshare-all includes --unshare-net (bwrap(1)); tests/e2e/test_sandbox.py proves it.
     "--unshare-all",
     # As real root, bwrap keeps the capabilities, and CAP_SYS_ADMIN could unmount the masks below.
     "--cap-drop", "ALL",
@@ -105,15 +111,24 @@ class Sandbox:
     tool_dirs: tuple[Path, ...] = ()
 
     def wrap(
-        self, argv: Sequence[str], *, shadow: Path, workspace_root: Path, environ: Mapping[str, str]
+        self,
+        argv: Sequence[str],
+        *,
+        shadow: Path,
+        workspace_root: Path,
+        environ: Mapping[str, str],
+        readonly: Sequence[Path] = (),
+        masked: Sequence[Path] = (),
     ) -> list[str]:
         """The ``bwrap`` argv that runs ``argv`` in ``shadow`` inside the sandbox.
 
         Mounts come in this order, each covering the ones before it: the system read-only; a private
         ``/dev`` and ``/proc``; empty ``/tmp`` and ``/run``; the empty workspace; the empty home; the
-        re-exposed directories (tool directories, PATH directories and ``HOME_TOOLCHAINS``); the masked
-        credentials; and last the writable shadow. Every path is resolved first (symlinks, ``..``);
-        paths with spaces need no quoting since this is an argv.
+        re-exposed directories (tool directories, PATH directories and ``HOME_TOOLCHAINS``); the
+        ``readonly`` entries; the masked credentials; the writable shadow; and last the masks inside
+        the shadow (``masked``, and the workspace's git config when the shadow is the workspace). Every
+        path is resolved first (symlinks, ``..``); paths with spaces need no quoting since this is an
+        argv.
 
         Args:
             argv: the command to run (``["/bin/bash", "-c", command]``).
@@ -125,6 +140,11 @@ class Sandbox:
                 sandbox is an empty writable tmpfs, discarded afterwards. ``PATH`` directories under
                 the home, ``/tmp`` or ``/run`` stay visible (NixOS keeps its programs in
                 ``/run/current-system``).
+            readonly: real paths mounted read-only at their own path, over the hidden trees: the
+                workspace entries the shadow links to (``node_modules``, ``.venv``). A missing one is
+                skipped.
+            masked: files and directories made unreadable after the shadow is mounted: the secret
+                files of the workspace when ``shadow`` is the workspace itself (workspace mode).
 
         Returns:
             ``[bwrap, options..., "--", *argv]``; it never fails, and a mount bwrap cannot make makes
@@ -157,17 +177,30 @@ class Sandbox:
         for directory in reexposed:
             # After the hidden trees: our interpreter, the PATH programs and the home's toolchains run.
             args += ["--ro-bind", str(directory), str(directory)]
+        linked = [_real(path) for path in readonly]
+        for path in linked:
+            # Where the shadow's links point: dependency trees, read-only over the hidden workspace.
+            args += ["--ro-bind-try", str(path), str(path)]
         secrets = [
             *_home_credentials(environ.get("HOME")),
             *_existing(SYSTEM_CREDENTIALS),
             *_git_configs(workspace),
         ]
-        for path in _visible(secrets, hidden, reexposed):
+        # The shadow is mounted last, over whatever hides it (the private /tmp, or the workspace itself
+        # in workspace mode): a secret inside it is masked after it.
+        visible = _visible(secrets, hidden, [*reexposed, *linked, shadow])
+        inside = [p for p in (*visible, *_existing(masked)) if p.is_relative_to(shadow)]
+        for path in (p for p in visible if p not in inside):
             # After the re-exposed directories, so none of them can uncover a credential.
-            args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
+            args += _mask(path)
         args += [
-            # Last, so no mask covers it (it usually lives under the private /tmp).
+            # Last but the masks inside it, so no other mask covers it (it usually lives under the
+            # private /tmp).
             "--bind", str(shadow), str(shadow),
+        ]  # fmt: skip
+        for path in dict.fromkeys(inside):
+            args += _mask(path)
+        args += [
             "--chdir", str(shadow),
             # A TMPDIR outside /tmp would be read-only in here; the default /tmp is private and writable.
             "--unsetenv", "TMPDIR",
@@ -215,15 +248,46 @@ def default_tool_dirs() -> tuple[Path, ...]:
     return tuple(dict.fromkeys(dirs))
 
 
+@dataclass(frozen=True)
+class SandboxStatus:
+    """Whether commands run sandboxed on this machine, for the log and ``agent-ls doctor``.
+
+    Attributes:
+        sandbox: the working sandbox, or None.
+        detail: one line: the bubblewrap version and path, or why there is no sandbox.
+    """
+
+    sandbox: Sandbox | None
+    detail: str
+
+
+UNISOLATED = "shell commands run unisolated (in the shadow copy, with a scrubbed environment)"
+
+
 @functools.cache
-def find_sandbox() -> Sandbox | None:
-    """The sandbox of this machine: ``bwrap`` on PATH that passes ``probe``; None otherwise.
+def sandbox_status() -> SandboxStatus:
+    """Look for ``bwrap`` on PATH and ``probe`` it; logs one warning when there is no sandbox.
 
     Cached: the probe runs once per process (it takes a few milliseconds). Blocks; call it from a
     worker thread when on the event loop.
     """
     bwrap = shutil.which("bwrap")
-    return probe(bwrap) if bwrap else None
+    if bwrap is None:
+        status = SandboxStatus(None, f"bubblewrap (bwrap) is not installed: {UNISOLATED}")
+    else:
+        sandbox, problem = _probe(bwrap)
+        if sandbox is None:
+            status = SandboxStatus(None, f"{bwrap} cannot make a sandbox here ({problem}): {UNISOLATED}")
+        else:
+            status = SandboxStatus(sandbox, f"{_version(bwrap)} at {bwrap}")
+    if status.sandbox is None:
+        log.warning("no sandbox: %s", status.detail)
+    return status
+
+
+def find_sandbox() -> Sandbox | None:
+    """The sandbox of this machine: ``bwrap`` on PATH that passes ``probe``; None otherwise (cached)."""
+    return sandbox_status().sandbox
 
 
 def probe(bwrap: str) -> Sandbox | None:
@@ -232,13 +296,38 @@ def probe(bwrap: str) -> Sandbox | None:
     Fails where user namespaces are disabled (many containers, some hardened kernels) or ``/proc``
     cannot be mounted; never raises.
     """
+    return _probe(bwrap)[0]
+
+
+def _probe(bwrap: str) -> tuple[Sandbox | None, str]:
+    """``probe``, with bwrap's first line of error output (or the reason it did not start)."""
     mounts = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     command = [bwrap, *NAMESPACE_ARGS, *mounts, "--", "true"]
     try:
         done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, str(exc)
+    if done.returncode != 0:
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return None, lines[0] if lines else f"exit code {done.returncode}"
+    return Sandbox(bwrap, default_tool_dirs()), ""
+
+
+def _version(bwrap: str) -> str:
+    """``bwrap --version``'s line (``bubblewrap 0.8.0``), or ``bubblewrap`` when it prints none."""
+    try:
+        done = subprocess.run([bwrap, "--version"], capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
-        return None
-    return Sandbox(bwrap, default_tool_dirs()) if done.returncode == 0 else None
+        return "bubblewrap"
+    return done.stdout.decode("utf-8", "replace").strip() or "bubblewrap"
+
+
+def _mask(path: Path) -> list[str]:
+    """The bwrap options that make ``path`` unreadable: an empty tmpfs on a directory, /dev/null on a file.
+
+    /dev/null is mounted from the nodev ``/`` bind, so opening it fails with "Permission denied".
+    """
+    return ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
 
 
 def _real(path: Path) -> Path:

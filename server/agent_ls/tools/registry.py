@@ -8,7 +8,9 @@
    (the error lists each bad field and the expected fields);
 4. check the permission: for ``read``/``edit`` tools the workspace resolves the path first (a refused
    path, ``PathRefused``, is a "deny" and an error result), then the policy decides; "ask" asks the
-   ``Approver``; a "session" reply is remembered by the policy; ``VerdictGiven`` carries the final verdict;
+   ``Approver``; a "session" reply is remembered by the policy, an "always" written to the user config
+   (a failure to write is logged, and the call still runs once); a "deny" reply's feedback goes back
+   to the model in the result; ``VerdictGiven`` carries the final verdict and the deciding rule;
 5. run the tool under ``tool_timeout_s``;
 6. truncate the text centrally (head and tail, with a note of what was omitted);
 7. turn failures into error results: ``ToolError`` with its message, any other exception as
@@ -32,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agent_ls.core.context import wrap_tool_result
 from agent_ls.core.errors import ToolError
 from agent_ls.core.events import EventSink, ProposalChanged, ToolCallFinished, ToolCallStarted, VerdictGiven
 from agent_ls.core.messages import ToolCall, ToolResultMessage, ToolSpec
@@ -101,8 +104,9 @@ class ToolRegistry:
         if result.proposal_changed:
             paths = tuple(sorted(change.path for change in self._ctx.workspace.proposal()))
             emit(ProposalChanged(paths=paths))
+        wrapped = wrap_tool_result(call.name, content, result.is_error)  # the model reads data, marked
         return ToolResultMessage(
-            call_id=call.call_id, name=call.name, content=content, is_error=result.is_error
+            call_id=call.call_id, name=call.name, content=wrapped, is_error=result.is_error
         )
 
     async def _dispatch(self, call: ToolCall, emit: EventSink) -> _Result:
@@ -141,14 +145,29 @@ class ToolRegistry:
         if decision.verdict == "allow":
             emit(VerdictGiven(call_id, tool.name, "allow", decision.rule, decision.subject))
             return None
-        reply = await self._approver.ask(
-            ApprovalRequest(tool.name, decision.subject, decision.reason or decision.rule)
+        request = ApprovalRequest(
+            tool.name,
+            decision.subject,
+            decision.reason or decision.rule,
+            rule=decision.rule,
+            always=tuple(rule.text for rule in decision.always),
+            no_always=decision.no_always,
         )
+        approval = await self._approver.ask(request)
+        reply = approval.reply
+        if reply == "always" and not decision.always:
+            reply = "once"  # the approver offered what the request did not (a broken contract)
         if reply == "deny":
             emit(VerdictGiven(call_id, tool.name, "deny", decision.rule, decision.subject, approval=reply))
-            return f"denied by user: {decision.subject} was not run."
-        if reply == "session" and tool.permission == "bash":
-            self._policy.allow_for_session(decision.subject)
+            feedback = (approval.feedback or "").strip()
+            said = f" The user said: {feedback}" if feedback else ""
+            return f"denied by user: {decision.subject} was not run.{said}"
+        if reply == "session":
+            self._policy.allow_for_session(decision)
+        elif reply == "always":
+            problem = self._policy.allow_always(decision)
+            if problem is not None:
+                log.warning("'Always allow' for %s: %s; allowed for this session", decision.subject, problem)
         emit(VerdictGiven(call_id, tool.name, "allow", decision.rule, decision.subject, approval=reply))
         return None
 

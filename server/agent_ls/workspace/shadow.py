@@ -4,80 +4,131 @@
 shell commands see the agent's pending edits and the editor's unsaved text while the user's files
 stay untouched. Its life, in order:
 
-1. created on first use (``sync``): the workspace is copied with symlinks kept as symlinks, without
-   ``.git``, ``node_modules``, ``.venv``, ``__pycache__``, secret files (``paths.is_secret``) and
-   special files (FIFOs, sockets, devices, which would block or fail a copy);
-2. before each search or command, ``sync`` writes every pending edit and every open buffer's text
-   into it, byte for byte (UTF-8, line endings kept); a file it wrote earlier that is no longer
-   pending or open is restored from disk (or removed when it is not on disk); nothing else is removed;
+1. created on first use (the first search or command), empty;
+2. before each search or command (``sync``), brought up to date incrementally:
+   a. the workspace is walked (``shadow_tree.walk_workspace``: ``.git``, secrets, caches and special
+      files skipped; dependency trees and large gitignored trees linked, not copied) and only the
+      entries whose ``lstat`` changed since the last sync are copied; entries gone from the
+      workspace are removed; entries a command deleted or changed beyond review are copied again;
+   b. every pending edit and open buffer is written, byte for byte (UTF-8, line endings kept),
+      unless the copy already holds exactly that text (a hash and the file's ``lstat``, recorded at
+      the last write, tell);
+   c. a file written earlier that is no longer pending or open is restored from the workspace (or
+      removed when it is not there); files commands made are otherwise left alone;
 3. ``close`` deletes it.
 
-Scope of this step: files a command changes in the shadow (a formatter, a snapshot update) do not
-come back into the proposal; the shadow is also not refreshed from disk after it was created. Both
-are later steps.
+``ShellRunner`` implements the core ``CommandRunner`` port on top of it. Each command, in order:
 
-``ShellRunner`` implements the core ``CommandRunner`` port on top of it: ``/bin/bash -c`` (else
-``/bin/sh -c``) in the shadow directory, inside the bubblewrap sandbox where one works
-(``policy.sandbox``: no network, only the shadow writable, the real workspace hidden), a new process
-group, stdin from ``/dev/null``, stdout and stderr merged, an allowlisted environment without keys, and
-the output capped head plus tail. Without a sandbox the command runs unisolated and the first output
-of the runner says so in one line (``NO_SANDBOX_NOTE``).
+1. settles a command that was cancelled (its changes are undone, not proposed);
+2. syncs the copy and lists its reviewable files (``shadow_tree.reviewable_files``);
+3. runs ``/bin/bash -c`` (else ``/bin/sh -c``) in the copy with ``processes.execute``: inside the
+   bubblewrap sandbox where one works (``policy.sandbox``: no network, only the copy writable, the
+   real workspace hidden, linked trees read-only), an allowlisted environment without keys, the
+   process group killed on exit, timeout or cancellation, and the output capped head plus tail;
+4. brings the files the command changed back into the proposal (``Overlay.propose``) when they are
+   reviewable: not gitignored, outside caches, UTF-8 text, at most ``max_file_bytes``, allowed by the
+   path policy and by ``may_propose`` (the permission engine's edit verdict). So a formatter's output
+   becomes part of the diff. Deletions are reported, not proposed
+   (a proposal cannot delete a file), and undone at the next sync, like changes that cannot be
+   reviewed; after a timeout nothing is brought back and every change is undone. Each of these is
+   said in one line after the output (``[agent-ls: ...]``).
+
+Without a sandbox the command runs unisolated, with the same environment, and the first output of the
+runner says so in one line (``NO_SANDBOX_NOTE``). In ``workspace`` mode (``shell.mode``) commands run
+in the real workspace instead: nothing is synced or brought back, and the sandbox makes the workspace
+writable with its secret files masked.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
+import hashlib
 import os
-import shutil
-import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.ports import CommandResult
 from agent_ls.policy.sandbox import Sandbox, find_sandbox
-from agent_ls.workspace.paths import is_secret
+from agent_ls.workspace import shadow_tree as tree
+from agent_ls.workspace.paths import PathPolicy
+from agent_ls.workspace.processes import execute
 
 if TYPE_CHECKING:
     from agent_ls.workspace.overlay import Overlay
 
-SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
+ShellMode = Literal["shadow", "workspace"]
 
-# Environment variables a command inherits (when set), and those we always set.
+# Environment variables a command inherits (when set), besides every LC_* variable.
 ENV_ALLOWLIST = (
     "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL", "TZ",
 )  # fmt: skip
+# Where toolchains installed in the home keep their roots. With HOME on a scratch directory (no
+# sandbox), rustup's proxies, pyenv's shims and nvm would not find them; set to the real ones.
+TOOLCHAIN_HOMES = {
+    "RUSTUP_HOME": ".rustup",
+    "CARGO_HOME": ".cargo",
+    "PYENV_ROOT": ".pyenv",
+    "NVM_DIR": ".nvm",
+}
 ENV_FIXED = {"PYTHONDONTWRITEBYTECODE": "1"}
-_ENV_FORBIDDEN_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-
-# After the shell exited, how long background children may keep the output pipe open.
-_DRAIN_GRACE_S = 1.0
+_ENV_FORBIDDEN_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+_ENV_FORBIDDEN_PREFIXES = ("AGENT_LS_", "AWS_")
 
 NO_SANDBOX_NOTE = (
     "[agent-ls: no sandbox (bubblewrap not available); the command ran unisolated in the shadow copy]"
 )
+MAX_FILE_BYTES = 1_000_000
+"""The largest file a command's change brings back into the proposal, in bytes."""
+MAX_FILES_BROUGHT_BACK = 500
+"""The most files one command brings back into the proposal; the rest are reported."""
+_NAMES_SHOWN = 20
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The copy's reviewable files before a command: copy-relative path to ``lstat`` key."""
+
+    files: Mapping[str, tree.Key]
+
+
+@dataclass(frozen=True)
+class ShadowChanges:
+    """What a command did to the copy's reviewable files, each sorted by path."""
+
+    changed: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
 
 
 class ShadowCopy:
-    """A lazily created copy of one workspace in a temporary directory.
+    """A lazily created, incrementally synced copy of one workspace in a temporary directory.
 
     Args:
-        root: the workspace root to copy (its real path).
+        root: the workspace root to copy (its real path is used).
         temp_parent: where to create the temporary directory; the system default when None.
+        paths: the path policy whose secret patterns decide what is never copied; the default
+            patterns when None. Share the session's with the ``Overlay``.
     """
 
-    def __init__(self, root: Path, *, temp_parent: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, *, temp_parent: Path | None = None, paths: PathPolicy | None = None
+    ) -> None:
         self._root = Path(os.path.realpath(root))
+        self._paths = paths if paths is not None else PathPolicy(self._root)
         self._temp_parent = temp_parent
         self._temp: Path | None = None
         self._workdir: Path | None = None
-        self._written: set[str] = set()
+        self._seen: dict[str, tuple[tree.Kind, tree.Key]] = {}
+        self._written: dict[str, tuple[bytes, tree.Key | None]] = {}
+        self._stale: set[str] = set()
         self._lock = asyncio.Lock()
 
     @property
@@ -85,10 +136,15 @@ class ShadowCopy:
         """The copied workspace root, or None before the first ``sync`` and after ``close``."""
         return self._workdir
 
-    async def sync(self, overlay: Overlay) -> Path:
-        """Create the copy if needed and write the overlay's pending edits and buffers into it.
+    @property
+    def linked(self) -> tuple[Path, ...]:
+        """The real workspace entries the copy links to (dependency trees, ...), sorted."""
+        return tuple(sorted(self._root / rel for rel, (kind, _) in self._seen.items() if kind == "linked"))
 
-        The overlay is read on the event loop; copying and writing run in a worker thread.
+    async def sync(self, overlay: Overlay) -> Path:
+        """Create the copy if needed and bring it up to date (module docstring, step 2).
+
+        The overlay is read on the event loop; the walk and the writes run in a worker thread.
 
         Returns:
             The copied workspace root, to use as the working directory.
@@ -98,136 +154,193 @@ class ShadowCopy:
         """
         texts = overlay.unsaved_texts()
         async with self._lock:
-            try:
-                return await asyncio.to_thread(self._sync, texts)
-            except OSError as exc:
-                raise ToolError(f"cannot prepare the workspace copy: {exc}") from None
+            return await self._in_thread(self._sync, texts)
+
+    async def prepare(self, overlay: Overlay) -> tuple[Path, Snapshot]:
+        """``sync``, then list the reviewable files, so that ``changes_since`` can tell what a command did."""
+        texts = overlay.unsaved_texts()
+        async with self._lock:
+            return await self._in_thread(self._prepare, texts)
+
+    async def changes_since(self, snapshot: Snapshot) -> ShadowChanges:
+        """The reviewable files changed (new or modified) and deleted since ``snapshot``."""
+        async with self._lock:
+            if self._workdir is None:
+                return ShadowChanges()
+            after = await asyncio.to_thread(tree.reviewable_files, self._workdir)
+        changed = sorted(rel for rel, key in after.items() if snapshot.files.get(rel) != key)
+        return ShadowChanges(tuple(changed), tuple(sorted(snapshot.files.keys() - after.keys())))
+
+    async def restore(self, rels: Sequence[str]) -> None:
+        """Undo a command's change of ``rels`` at the next sync: copied again from the workspace, or
+        rewritten from the overlay. A file in neither is left as the command made it."""
+        async with self._lock:
+            self._stale.update(rels)
+            for rel in rels:
+                if rel in self._written:
+                    self._written[rel] = (b"", None)  # never matches: the text is written again
+
+    def read_changed(self, rel: str, max_bytes: int) -> bytes | None:
+        """The bytes of the copy's regular file ``rel`` when it has at most ``max_bytes``, else None.
+
+        None too when ``rel`` leads through a link (a command may have planted one). Blocks.
+        """
+        if self._workdir is None:
+            return None
+        target = self._workdir / rel
+        if Path(os.path.realpath(target)) != Path(os.path.realpath(self._workdir)) / rel:
+            return None
+        return tree.read_regular(target, max_bytes)
+
+    def scratch_home(self) -> Path:
+        """A private directory for ``HOME`` of unsandboxed commands; deleted by ``close``."""
+        home = self._temp_dir() / "home"
+        home.mkdir(mode=0o700, exist_ok=True)
+        return home
+
+    def secret_files(self) -> list[Path]:
+        """The real paths of the workspace's secret files and directories (for workspace mode). Blocks."""
+        found = tree.walk_workspace(self._root, self._paths.is_secret)
+        return [self._root / entry.rel for entry in found if entry.kind == "secret"]
 
     def close(self) -> None:
         """Delete the copy. Idempotent; a later ``sync`` makes a fresh one."""
         if self._temp is not None:
-            shutil.rmtree(self._temp, ignore_errors=True)
+            tree.remove(self._temp)
         self._temp = None
         self._workdir = None
-        self._written = set()
+        self._seen = {}
+        self._written = {}
+        self._stale = set()
+
+    # -- internals (run in a worker thread, under the lock) --------------------------------------
+
+    async def _in_thread(self, work: Callable[[Mapping[str, str]], T], texts: Mapping[str, str]) -> T:
+        try:
+            return await asyncio.to_thread(work, texts)
+        except OSError as exc:
+            raise ToolError(f"cannot prepare the workspace copy: {exc}") from None
+
+    def _prepare(self, texts: Mapping[str, str]) -> tuple[Path, Snapshot]:
+        workdir = self._sync(texts)
+        return workdir, Snapshot(tree.reviewable_files(workdir))
 
     def _sync(self, texts: Mapping[str, str]) -> Path:
         workdir = self._ensure()
+        on_disk = self._refresh(workdir, texts)
         for rel, text in texts.items():
-            self._write(workdir, workdir / rel, text.encode("utf-8"))
-        for rel in self._written - texts.keys():
-            self._restore(workdir, workdir / rel, self._root / rel)
-        self._written = set(texts)
+            self._write_text(workdir, rel, text)
+        for rel in self._written.keys() - texts.keys():
+            if rel not in on_disk:
+                tree.remove_inside(workdir, rel)
+            del self._written[rel]
         return workdir
+
+    def _refresh(self, workdir: Path, texts: Mapping[str, str]) -> set[str]:
+        """Copy the workspace entries changed since the last sync; returns every entry's path."""
+        now: dict[str, tuple[tree.Kind, tree.Key]] = {}
+        todo: list[tree.Entry] = []
+        for entry in tree.walk_workspace(self._root, self._paths.is_secret):
+            if entry.kind == "secret" or entry.rel in texts:
+                continue  # a pending or open file is written from the overlay instead
+            ident = (entry.kind, entry.key if entry.kind in ("file", "symlink") else (0, 0, 0, 0))
+            now[entry.rel] = ident
+            if self._seen.get(entry.rel) != ident or entry.rel in self._stale:
+                todo.append(entry)
+        for rel in sorted(self._seen.keys() - now.keys() - texts.keys(), reverse=True):
+            tree.remove_inside(workdir, rel)
+        for entry in todo:
+            try:
+                self._materialize(workdir, entry)
+            except OSError:
+                del now[entry.rel]  # unreadable now: tried again at the next sync
+        self._seen = now
+        self._stale = set()
+        return set(now)
+
+    def _materialize(self, workdir: Path, entry: tree.Entry) -> None:
+        target, source = workdir / entry.rel, self._root / entry.rel
+        if entry.kind == "dir":
+            tree.make_dir(workdir, target)
+        elif entry.kind == "file":
+            tree.copy_file(workdir, target, source, entry.mode)
+        elif entry.kind == "symlink":
+            tree.make_symlink(workdir, target, os.readlink(source))
+        elif entry.kind == "linked":
+            tree.make_symlink(workdir, target, str(source))
+
+    def _write_text(self, workdir: Path, rel: str, text: str) -> None:
+        data = text.encode("utf-8")
+        digest = hashlib.sha256(data).digest()
+        target = workdir / rel
+        current = _lstat_key(target)
+        if self._written.get(rel) == (digest, current) and current is not None:
+            return
+        if current is not None and tree.read_regular(target, len(data)) == data:
+            self._written[rel] = (digest, current)
+            return
+        try:
+            st = os.lstat(self._root / rel)
+            mode = st.st_mode & 0o777 if stat.S_ISREG(st.st_mode) else 0o644
+        except OSError:
+            mode = 0o644  # keep a script's executable bit; a new file gets the usual mode
+        tree.write_file(workdir, target, data, mode)
+        self._written[rel] = (digest, _lstat_key(target))
+
+    def _temp_dir(self) -> Path:
+        if self._temp is None:
+            self._temp = Path(tempfile.mkdtemp(prefix="agent-ls-shadow-", dir=self._temp_parent))
+        return self._temp
 
     def _ensure(self) -> Path:
-        if self._workdir is not None:
-            return self._workdir
-        self._temp = Path(tempfile.mkdtemp(prefix="agent-ls-shadow-", dir=self._temp_parent))
-        workdir = self._temp / (self._root.name or "workspace")
-        try:
-            shutil.copytree(self._root, workdir, symlinks=True, ignore=self._skipped)
-        except shutil.Error:
-            pass  # unreadable files are left out; everything else was copied
-        workdir.mkdir(exist_ok=True)
-        self._workdir = workdir
-        return workdir
-
-    def _skipped(self, directory: str, names: list[str]) -> set[str]:
-        rel_dir = os.path.relpath(directory, self._root)
-        skipped = set()
-        for name in names:
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
-            if name in SKIPPED_DIRS or is_secret(rel):
-                skipped.add(name)
-                continue
-            try:
-                mode = os.lstat(os.path.join(directory, name)).st_mode
-            except OSError:
-                skipped.add(name)
-                continue
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-                skipped.add(name)
-        return skipped
-
-    @staticmethod
-    def _write(workdir: Path, target: Path, data: bytes) -> None:
-        _make_parents(workdir, target)
-        if _regular(target):
-            with contextlib.suppress(OSError):
-                if target.read_bytes() == data:
-                    return
-        else:
-            _remove(target)
-        # O_NOFOLLOW: a command may have raced a link into place; never write through it.
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-
-    @staticmethod
-    def _restore(workdir: Path, target: Path, source: Path) -> None:
-        with contextlib.suppress(OSError):
-            _make_parents(workdir, target)
-            _remove(target)
-            if source.is_file():
-                shutil.copy2(source, target)
+        if self._workdir is None:
+            workdir = self._temp_dir() / (self._root.name or "workspace")
+            workdir.mkdir(exist_ok=True)
+            self._workdir = workdir
+        return self._workdir
 
 
-# Commands run in the copy and can plant links, FIFOs and devices in it. Writing the proposal into the
-# copy happens outside the sandbox, so it must never follow a link (into the user's home or real
-# workspace) nor open a FIFO (which blocks forever): parents that are not real directories and targets
-# that are not regular files are removed first; they are the copy's own, never the user's.
-
-
-def _make_parents(workdir: Path, target: Path) -> None:
-    """Make every directory between ``workdir`` (the copy's root) and ``target`` a real directory."""
-    current = workdir
-    for part in target.relative_to(workdir).parts[:-1]:
-        current = current / part
-        try:
-            mode = os.lstat(current).st_mode
-        except FileNotFoundError:
-            current.mkdir()
-            continue
-        if not stat.S_ISDIR(mode):
-            current.unlink()
-            current.mkdir()
-
-
-def _regular(target: Path) -> bool:
+def _lstat_key(path: Path) -> tree.Key | None:
     try:
-        return stat.S_ISREG(os.lstat(target).st_mode)
-    except FileNotFoundError:
-        return False
+        return tree.key_of(os.lstat(path))
+    except OSError:
+        return None
 
 
-def _remove(target: Path) -> None:
-    try:
-        mode = os.lstat(target).st_mode
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(mode):
-        shutil.rmtree(target)
-    else:
-        target.unlink()
-
-
-def child_environment(environ: Mapping[str, str]) -> dict[str, str]:
+def child_environment(
+    environ: Mapping[str, str], *, venv: Path | None = None, key_names: Sequence[str] = ()
+) -> dict[str, str]:
     """The environment of a shell command, built from ``environ`` (the caller passes ``os.environ``).
 
-    Only ``ENV_ALLOWLIST`` names are kept, plus ``ENV_FIXED``; a name containing KEY, TOKEN, SECRET
-    or PASSWORD, or starting with ``AGENT_LS_``, is never passed. The directory of our interpreter
-    is put first on ``PATH`` so the venv's ``pytest`` and ``rg`` are found.
+    Only ``ENV_ALLOWLIST`` names, ``LC_*`` names and ``TOOLCHAIN_HOMES`` names are kept, plus
+    ``ENV_FIXED``; never a name containing KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL, starting with
+    ``AGENT_LS_`` or ``AWS_``, or in ``key_names`` (the configured ``api_key_env`` names). The
+    directory of our interpreter is put first on ``PATH`` so the venv's ``pytest`` and ``rg`` are
+    found, and ``venv/bin`` before it when a venv is configured (with ``VIRTUAL_ENV``). ``HOME`` is
+    kept as given; ``ShellRunner`` points it at a scratch directory.
     """
-    env = {name: environ[name] for name in ENV_ALLOWLIST if name in environ}
-    env.update(ENV_FIXED)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), environ.get("PATH", os.defpath)])
-    return {name: value for name, value in env.items() if not _forbidden(name)}
+    kept = {
+        name: value
+        for name, value in environ.items()
+        if name in ENV_ALLOWLIST or name.startswith("LC_") or name in TOOLCHAIN_HOMES
+    }
+    kept.update(ENV_FIXED)
+    search_path = [str(Path(sys.executable).parent), environ.get("PATH", os.defpath)]
+    if venv is not None:
+        search_path.insert(0, str(venv / "bin"))
+        kept["VIRTUAL_ENV"] = str(venv)
+    kept["PATH"] = os.pathsep.join(search_path)
+    forbidden = {name.upper() for name in key_names}
+    return {name: value for name, value in kept.items() if not _forbidden(name, forbidden)}
 
 
-def _forbidden(name: str) -> bool:
+def _forbidden(name: str, key_names: set[str]) -> bool:
     upper = name.upper()
-    return upper.startswith("AGENT_LS_") or any(word in upper for word in _ENV_FORBIDDEN_WORDS)
+    return (
+        upper in key_names
+        or upper.startswith(_ENV_FORBIDDEN_PREFIXES)
+        or any(word in upper for word in _ENV_FORBIDDEN_WORDS)
+    )
 
 
 class ShellRunner:
@@ -236,13 +349,22 @@ class ShellRunner:
     Args:
         shadow: the session's shadow copy (share it with the ``Overlay``, so search and commands see
             the same copy); synced from ``overlay`` before each command.
-        overlay: the session's overlay (pending edits and open buffers).
-        environ: the environment to pick the allowlisted variables from (see ``child_environment``).
+        overlay: the session's overlay (pending edits and open buffers); a command's reviewable
+            changes are proposed to it.
+        environ: the environment to pick the allowlisted variables from (see ``child_environment``);
+            its ``HOME`` is the user's home, hidden by the sandbox.
         head_chars: characters kept from the start of the output (code points).
         tail_chars: characters kept from the end of the output (code points).
         sandbox: the sandbox to run commands in; ``"detect"`` (the default) uses ``find_sandbox()``,
             probed on the first command; None runs them unisolated, with ``NO_SANDBOX_NOTE`` as the
             first line of the first output.
+        mode: ``shadow`` (the default) or ``workspace``: run in the real workspace (``shell.mode``).
+        venv: a virtual environment whose ``bin`` goes first on ``PATH`` (read-only in the sandbox).
+        key_names: environment variable names that hold keys (``api_key_env``); never passed on.
+        max_file_bytes: the largest changed file brought back into the proposal, in bytes.
+        may_propose: whether a command's change of a workspace-relative path may enter the proposal
+            (wire the permission engine's edit verdict: a path whose edit is denied stays out);
+            every reviewable path when None.
     """
 
     def __init__(
@@ -254,162 +376,184 @@ class ShellRunner:
         head_chars: int = 8_000,
         tail_chars: int = 12_000,
         sandbox: Sandbox | Literal["detect"] | None = "detect",
+        mode: ShellMode = "shadow",
+        venv: Path | None = None,
+        key_names: Sequence[str] = (),
+        max_file_bytes: int = MAX_FILE_BYTES,
+        may_propose: Callable[[str], bool] | None = None,
     ) -> None:
         self._shadow = shadow
+        self._may_propose = may_propose
         self._overlay = overlay
-        self._env = child_environment(environ)
+        self._env = child_environment(environ, venv=venv, key_names=key_names)
+        home = environ.get("HOME")
+        # The home a sandbox can hide (see policy.sandbox._hidden_home); None for "/", relative or missing.
+        usable = home and os.path.isabs(home) and os.path.isdir(home) and os.path.realpath(home) != "/"
+        self._home = home if usable else None
+        self._real_root = Path(os.path.realpath(overlay.root))
         self._shell = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
         self._head_chars = head_chars
         self._tail_chars = tail_chars
         self._detect = sandbox == "detect"
         self._sandbox = None if isinstance(sandbox, str) else sandbox
+        self._mode = mode
+        self._venv = Path(os.path.realpath(venv)) if venv is not None else None
+        self._max_file_bytes = max_file_bytes
         self._noted = False
+        self._unsettled: Snapshot | None = None
 
     async def run(self, command: str, timeout_s: float) -> CommandResult:
-        """Run ``command`` in the shadow copy and return its exit code and capped output.
+        """Run ``command`` in the shadow copy (or the workspace) and return its exit code and output.
 
         Returns:
             ``exit_code`` is the shell's (negative for a signal), None when it timed out. ``output`` is
             stdout and stderr interleaved, decoded as UTF-8 (invalid bytes replaced) and capped to
-            ``head_chars`` + ``tail_chars`` with an ``[... N characters omitted ...]`` line between.
+            ``head_chars`` + ``tail_chars`` with an ``[... N characters omitted ...]`` line between,
+            then the ``[agent-ls: ...]`` lines about files brought back, refused or deleted.
 
         Raises:
             asyncio.CancelledError: after the process group was killed. A failing or timed-out command
                 is a normal result, never an exception.
             ToolError: the shadow copy cannot be prepared or the shell cannot be started.
         """
-        cwd = await self._shadow.sync(self._overlay)
         if self._detect:
             self._sandbox = await asyncio.to_thread(find_sandbox)
             self._detect = False
+        sandbox = self._sandbox
         note = None
-        if self._sandbox is None and not self._noted:
+        if sandbox is None and not self._noted:
             self._noted, note = True, NO_SANDBOX_NOTE
-        return await execute(
+        if self._mode == "workspace":
+            return await self._run_in_workspace(command, timeout_s, sandbox, note)
+        if self._unsettled is not None:
+            cancelled = await self._shadow.changes_since(self._unsettled)
+            await self._shadow.restore([*cancelled.changed, *cancelled.deleted])
+            self._unsettled = None
+        cwd, before = await self._shadow.prepare(self._overlay)
+        self._unsettled = before  # until the changes are brought back: a cancellation leaves it set
+        result = await execute(
             [self._shell, "-c", command],
             cwd=cwd,
-            env=self._env,
-            sandbox=self._sandbox,
+            env=self._environment(sandbox),
+            sandbox=sandbox,
             workspace_root=self._overlay.root,
             timeout_s=timeout_s,
             head_chars=self._head_chars,
             tail_chars=self._tail_chars,
             note=note,
+            readonly=self._readonly(),
+        )
+        self._unsettled = None
+        notes = await self._bring_back(before, timed_out=result.timed_out)
+        if not notes:
+            return result
+        separator = "\n" if result.output and not result.output.endswith("\n") else ""
+        return replace(result, output=f"{result.output}{separator}{notes}")
+
+    async def _run_in_workspace(
+        self, command: str, timeout_s: float, sandbox: Sandbox | None, note: str | None
+    ) -> CommandResult:
+        root = self._real_root
+        masked = await asyncio.to_thread(self._shadow.secret_files) if sandbox is not None else []
+        return await execute(
+            [self._shell, "-c", command],
+            cwd=root,
+            env=self._environment(sandbox),
+            sandbox=sandbox,
+            workspace_root=root,
+            timeout_s=timeout_s,
+            head_chars=self._head_chars,
+            tail_chars=self._tail_chars,
+            note=note,
+            masked=masked,
         )
 
+    def _environment(self, sandbox: Sandbox | None) -> dict[str, str]:
+        """The command's environment with ``HOME`` on a scratch directory.
 
-async def execute(
-    argv: list[str],
-    *,
-    cwd: Path,
-    env: Mapping[str, str],
-    sandbox: Sandbox | None,
-    workspace_root: Path,
-    timeout_s: float,
-    head_chars: int,
-    tail_chars: int,
-    note: str | None = None,
-) -> CommandResult:
-    """Run ``argv`` in the shadow copy ``cwd``, inside ``sandbox`` when there is one.
+        In the sandbox, the user's home path is already an empty private tmpfs with only the toolchains
+        re-exposed (``Sandbox.wrap``), so ``HOME`` keeps its value (``/tmp``, private too, when the home
+        cannot be hidden). Without it, ``HOME`` is the session's scratch directory, and the roots of
+        toolchains installed in the real home are named explicitly (``TOOLCHAIN_HOMES``).
+        """
+        env = dict(self._env)
+        home = self._home
+        if sandbox is not None:
+            env["HOME"] = home or "/tmp"
+            return env
+        env["HOME"] = str(self._shadow.scratch_home())
+        for name, directory in TOOLCHAIN_HOMES.items():
+            if home and name not in env and os.path.isdir(os.path.join(home, directory)):
+                env[name] = os.path.join(home, directory)
+        return env
 
-    Shared by the shell tool and ripgrep, so both get the same isolation, the same process-group kill
-    (on success, timeout and cancellation: background children die too) and the same output cap.
+    def _readonly(self) -> list[Path]:
+        """Real paths the sandbox mounts read-only: what the copy links to, and the venv."""
+        mounts = list(self._shadow.linked)
+        if self._venv is not None and not any(self._venv.is_relative_to(m) for m in mounts):
+            mounts.append(self._venv)
+        return mounts
 
-    Returns:
-        ``exit_code`` (negative for a signal; None when it timed out) and stdout plus stderr
-        interleaved, decoded as UTF-8 (invalid bytes replaced), capped to ``head_chars`` +
-        ``tail_chars`` characters with an ``[... N characters omitted ...]`` line between; ``note``
-        comes first, outside the cap. Memory stays bounded whatever the process prints.
-
-    Raises:
-        asyncio.CancelledError: after the process group was killed.
-        ToolError: the process cannot be started.
-    """
-    if sandbox is not None:
-        argv = sandbox.wrap(argv, shadow=cwd, workspace_root=workspace_root, environ=env)
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+    async def _bring_back(self, before: Snapshot, *, timed_out: bool) -> str:
+        """Propose the command's reviewable changes; undo the rest; one note line per outcome."""
+        changes = await self._shadow.changes_since(before)
+        if timed_out:
+            undone = [*changes.changed, *changes.deleted]
+            await self._shadow.restore(undone)
+            return _note("the command timed out; its file changes were undone, not proposed", undone)
+        proposed: list[str] = []
+        refused: list[str] = []
+        for rel in changes.changed:
+            if len(proposed) >= MAX_FILES_BROUGHT_BACK:
+                refused.append(rel)
+                continue
+            outcome = await self._propose_from_copy(rel)
+            if outcome is None:
+                refused.append(rel)
+            elif outcome:
+                proposed.append(rel)
+        await self._shadow.restore([*refused, *changes.deleted])
+        return "".join(
+            (
+                _note("brought into the proposal", proposed),
+                _note(
+                    "not brought into the proposal (binary, over "
+                    f"{self._max_file_bytes} bytes, or refused by the policy)",
+                    refused,
+                ),
+                _note("deleted in the copy, not proposed (a proposal cannot delete files)", changes.deleted),
+            )
         )
-    except OSError as exc:
-        raise ToolError(f"cannot start {argv[0]}: {exc}") from None
-    output = _CappedOutput(head_chars, tail_chars)
-    if note is not None:
-        output.note(note)
-    assert proc.stdout is not None
-    pump = asyncio.create_task(_pump(proc.stdout, output))
-    timed_out = False
-    try:
-        async with asyncio.timeout(timeout_s):
-            await proc.wait()
-            await asyncio.wait({pump}, timeout=_DRAIN_GRACE_S)
-    except TimeoutError:
-        timed_out = True
-    finally:
-        # In the sandbox, the group is bwrap's (the command has its own session): killing bwrap
-        # kills the sandbox's pid 1 (--die-with-parent), and with it the whole pid namespace.
-        _kill_group(proc.pid)
-        if proc.returncode is None:
-            await proc.wait()
-        await asyncio.wait({pump}, timeout=_DRAIN_GRACE_S)
-        pump.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await pump
-    return CommandResult(None if timed_out else proc.returncode, output.text(), timed_out)
+
+    async def _propose_from_copy(self, rel: str) -> bool | None:
+        """Propose the copy's text of ``rel``: True when the proposal changed, False when it already held
+        that text, None when the file cannot be reviewed."""
+        data = await asyncio.to_thread(self._shadow.read_changed, rel, self._max_file_bytes)
+        if data is None:
+            return None
+        try:
+            text = data.decode("utf-8")
+            if self._overlay.resolve(rel) != rel:
+                return None
+        except (UnicodeDecodeError, ToolError):
+            return None
+        if self._may_propose is not None and not self._may_propose(rel):
+            return None
+        current: str | None = None
+        with contextlib.suppress(ToolError):
+            current = self._overlay.read_text(rel)
+        if current == text:
+            return False
+        try:
+            return self._overlay.propose(rel, text)
+        except ToolError:
+            return None
 
 
-async def _pump(stream: asyncio.StreamReader, output: _CappedOutput) -> None:
-    while chunk := await stream.read(65536):
-        output.feed(chunk)
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-class _CappedOutput:
-    """Decodes a byte stream incrementally and keeps its first and last characters only."""
-
-    def __init__(self, head_chars: int, tail_chars: int) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._head_chars = head_chars
-        self._tail_chars = tail_chars
-        self._head = ""
-        self._tail = ""
-        self._omitted = 0
-        self._note = ""
-
-    def note(self, line: str) -> None:
-        """Put ``line`` before the output, outside the cap."""
-        self._note = f"{line}\n"
-
-    def feed(self, chunk: bytes) -> None:
-        self._add(self._decoder.decode(chunk))
-
-    def text(self) -> str:
-        self._add(self._decoder.decode(b"", final=True))
-        self._trim(0)
-        if not self._omitted:
-            return self._note + self._head + self._tail
-        return f"{self._note}{self._head}\n[... {self._omitted} characters omitted ...]\n{self._tail}"
-
-    def _add(self, text: str) -> None:
-        room = self._head_chars - len(self._head)
-        if room > 0:
-            self._head += text[:room]
-            text = text[room:]
-        self._tail += text
-        self._trim(self._tail_chars)  # in batches: slicing on every chunk would be quadratic
-
-    def _trim(self, slack: int) -> None:
-        excess = len(self._tail) - self._tail_chars
-        if excess > slack:
-            self._tail = self._tail[excess:]
-            self._omitted += excess
+def _note(what: str, rels: Sequence[str]) -> str:
+    """``[agent-ls: <what>: a, b, and N more]`` and a newline, or ``""`` when ``rels`` is empty."""
+    if not rels:
+        return ""
+    shown = ", ".join(rels[:_NAMES_SHOWN])
+    more = f", and {len(rels) - _NAMES_SHOWN} more" if len(rels) > _NAMES_SHOWN else ""
+    return f"[agent-ls: {what}: {shown}{more}]\n"

@@ -145,7 +145,9 @@ def check_model_saw_the_editor(model_server: FakeModelServer, run: EditorRun, pe
     assert all(h.get("authorization") == f"Bearer {SECRET_KEY}" for h in model_server.request_headers)
     tool_results = [m for m in requests[-1]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_results] == ["call_read", "call_ask", "call_edit"]
-    read, ask, edit = (m["content"] for m in tool_results)
+    # Each result reaches the model wrapped as data (core/context.py wrap_tool_result): unwrap it.
+    assert all(m["content"].startswith("<tool_result tool=") for m in tool_results), tool_results
+    read, ask, edit = (m["content"].split("\n", 1)[1].removesuffix("\n</tool_result>") for m in tool_results)
     assert MARKER in read.splitlines()[0], read  # the unsaved line typed at the top, seen as line 1
     assert "(len(values) - 1)" in read
     if permission_reply == "allowed":

@@ -121,7 +121,7 @@ def test_emacs_with_the_agent_ls_eglot_class_asks_and_applies_only_on_apply(
     permission_question, apply_question = result["questions"]
     assert permission_question["via"] == "completing-read"
     assert "agent-ls wants to run bash: make lint" in permission_question["message"], report
-    assert permission_question["actions"] == ["Allow once", "Allow for this session", "Deny"]
+    assert permission_question["actions"] == ["Allow once", "Allow for this session", "Always allow", "Deny"]
     assert apply_question["via"] == "completing-read"
     assert APPLY_QUESTION in apply_question["message"] and apply_question["actions"] == ["Apply", "Discard"]
 

@@ -61,7 +61,7 @@ def test_neovim_runs_asks_and_applies_only_on_apply(
 
     permission_question, apply_question = result["questions"]
     assert permission_question["message"].startswith("agent-ls wants to run bash: make lint"), report
-    assert permission_question["actions"] == ["Allow once", "Allow for this session", "Deny"]
+    assert permission_question["actions"] == ["Allow once", "Allow for this session", "Always allow", "Deny"]
     assert permission_question["answer"] == permission
     assert apply_question["message"] == APPLY_QUESTION and apply_question["actions"] == ["Apply", "Discard"]
 

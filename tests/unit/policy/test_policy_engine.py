@@ -1,130 +1,359 @@
-"""The permission policy: the seed's examples, strictest part wins, rule labels, session approvals."""
+"""The permission engine on a real workspace: every construct of the corpus README, paths, approvals."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from agent_ls.core.events import Verdict
-from agent_ls.policy.engine import SESSION_RULE, PermissionPolicy, normalize_command
-from agent_ls.policy.rules import DEFAULT_BASH_RULES, FALLBACK_RULE, Decision, Rule
+from agent_ls.policy.approvals import append_allow_rules
+from agent_ls.policy.engine import (
+    DYNAMIC_ARGUMENT_RULE,
+    DYNAMIC_TARGET_RULE,
+    EMPTY_RULE,
+    NOT_STATIC_RULE,
+    OUTSIDE_RULE,
+    REDIRECT_RULE,
+    RISKY_RULE,
+    SECRET_RULE,
+    SESSION_RULE,
+    UNKNOWN_CWD_RULE,
+    Decision,
+    PermissionPolicy,
+    WriteRules,
+)
+from agent_ls.policy.rules import BUILTIN_RULES, FALLBACK_RULE, Judgement, Rule, parse_rule
+from agent_ls.policy.user_rules import ShellMode
+from agent_ls.workspace.paths import PathPolicy
+
+RM = "bash: rm * (built-in)"
+LS = "bash: ls* (built-in)"
+CAT = "bash: cat * (built-in)"
+GREP = "bash: grep * (built-in)"
 
 
-def test_seed_examples() -> None:
-    policy = PermissionPolicy()
-    assert policy.check_command("grep foo | rm -rf /") == Decision(
-        "deny", "bash: rm *", ("grep foo", "rm -rf /"), "grep foo | rm -rf /", '"rm -rf /" matches bash: rm *'
-    )
-    assert policy.check_command("ls && mkdir test") == Decision(
-        "ask", FALLBACK_RULE, ("ls", "mkdir test"), "ls && mkdir test", 'no rule matches "mkdir test"'
-    )
-    assert policy.check_command("cat file.py | grep TODO") == Decision(
-        "allow",
-        "bash: cat *",
-        ("cat file.py", "grep TODO"),
-        "cat file.py | grep TODO",
-        '"cat file.py" matches bash: cat *',
-    )
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A workspace with code, notes, a secret, a key, a .git directory and a symlink out of it."""
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "app.py").write_text("print('hi')\n")
+    (ws / "notes.txt").write_text("notes\n")
+    (ws / ".env").write_text("API_KEY=sk-live\n")
+    (ws / "keys").mkdir()
+    (ws / "keys" / "server.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "db.txt").write_text("password\n")
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (ws / "link-out").symlink_to(tmp_path)
+    (tmp_path / "outside.txt").write_text("elsewhere\n")
+    (tmp_path / "home" / ".ssh").mkdir(parents=True)
+    return ws
+
+
+def make_policy(
+    root: Path, *rules: str, shell_mode: ShellMode = "shadow", write_rules: WriteRules | None = None
+) -> PermissionPolicy:
+    """The built-in rules plus user-config ``rules``, each "<verdict> <rule>" ("deny Bash(curl *)")."""
+    verdicts: dict[str, Verdict] = {"allow": "allow", "ask": "ask", "deny": "deny"}
+    extra = [
+        parse_rule(text.split(" ", 1)[1], verdicts[text.split(" ", 1)[0]], "user config") for text in rules
+    ]
+    paths = PathPolicy(root, home=root.parent / "home")
+    return PermissionPolicy(paths, (*BUILTIN_RULES, *extra), shell_mode=shell_mode, write_rules=write_rules)
+
+
+CONSTRUCTS: list[tuple[str, Verdict, str]] = [
+    # 1. every separator outside quotes
+    ("ls; rm x", "deny", RM),
+    ("ls && rm x", "deny", RM),
+    ("ls || rm x", "deny", RM),
+    ("ls | rm x", "deny", RM),
+    ("ls |& rm x", "deny", RM),
+    ("ls & rm x", "deny", RM),
+    ("ls\nrm x", "deny", RM),
+    # 2. nested commands
+    ("echo $(rm x)", "deny", RM),
+    ("ls `rm x`", "deny", RM),
+    ('echo "a `rm x` b"', "deny", RM),
+    ("cat <(rm x)", "deny", RM),
+    ("ls >(rm x)", "deny", RM),
+    ("(ls; rm x)", "deny", RM),
+    ("{ ls; rm x; }", "deny", RM),
+    ("if true; then rm x; fi", "deny", RM),
+    ("while false; do rm x; done", "deny", RM),
+    ("for f in a b; do rm x; done", "deny", RM),
+    ("case a in a) rm x;; esac", "deny", RM),
+    ("f() { rm x; }; f", "deny", RM),
+    ("bash <<EOF\nrm x\nEOF", "deny", RM),
+    ("bash -c 'rm x'", "deny", RM),
+    ('sh -c "ls && rm x"', "deny", RM),
+    ("eval 'rm x'", "deny", RM),
+    ("watch -n 1 rm x", "deny", RM),
+    # 3. the command word, normalized
+    ("FOO=1 rm x", "deny", RM),
+    ("\\rm x", "deny", RM),
+    ("/bin/rm x", "deny", RM),
+    ("env rm x", "deny", RM),
+    ("env -i FOO=1 rm x", "deny", RM),
+    ("command rm x", "deny", RM),
+    ("builtin rm x", "deny", RM),
+    ("exec rm x", "deny", RM),
+    ("nohup rm x", "deny", RM),
+    ("nice -n 5 rm x", "deny", RM),
+    ("timeout 5 rm x", "deny", RM),
+    ("time rm x", "deny", RM),
+    ("stdbuf -oL rm x", "deny", RM),
+    ("ls | xargs rm", "deny", RM),
+    ("ls | xargs -0 rm -f", "deny", RM),
+    ("find . -exec rm {} \\;", "deny", RM),
+    ("find . -execdir rm {} +", "deny", RM),
+    ("find . -ok rm {} \\;", "deny", RM),
+    # 4. git global options, and what can execute or write
+    ("git -C src push", "deny", "bash: git push* (built-in)"),
+    ("git --git-dir=.git status", "allow", "bash: git status* (built-in)"),
+    ("git --work-tree=. diff", "allow", "bash: git diff* (built-in)"),
+    ("git -c core.pager=sh status", "ask", RISKY_RULE),
+    ("git -p status", "ask", RISKY_RULE),
+    ("git diff --ext-diff", "ask", RISKY_RULE),
+    ("git diff --output=x.txt", "ask", RISKY_RULE),
+    ("GIT_EXTERNAL_DIFF=x git diff", "ask", RISKY_RULE),
+    # 5. quoted separators are data
+    ("ls 'a;rm -rf b'", "allow", LS),
+    ('grep -n "a && b" src/app.py', "allow", GREP),
+    ("grep -E 'foo|bar' src/app.py", "allow", GREP),
+    # 6. redirections
+    ("pytest -q 2>&1", "allow", "bash: pytest* (built-in)"),
+    ("ls >/dev/null 2>&1", "allow", LS),
+    ("cat <<EOF\nhello\nEOF", "allow", CAT),
+    ("cat <<< hello", "allow", CAT),
+    ("cat < notes.txt", "allow", CAT),
+    ("ls > out.txt", "ask", REDIRECT_RULE),
+    ("ls >> src/app.py", "ask", REDIRECT_RULE),
+    ("ls > $OUT", "ask", DYNAMIC_TARGET_RULE),
+    ("ls > ../x", "deny", OUTSIDE_RULE),
+    ("ls > /tmp/x", "deny", OUTSIDE_RULE),
+    ("cat < ~/.bashrc", "deny", OUTSIDE_RULE),
+    ("ls > .env", "deny", SECRET_RULE),
+    ("ls > .git/hooks/pre-commit", "deny", "edit: .git (built-in)"),
+    # 6. path arguments: the file policy is not bypassable through the shell
+    ("cat .env", "deny", SECRET_RULE),
+    ("cat ./config/../.env", "deny", SECRET_RULE),
+    ("cat ~/.ssh/id_rsa", "deny", SECRET_RULE),
+    ("grep KEY /proc/1/environ", "deny", SECRET_RULE),
+    ("cat keys/server.pem", "deny", SECRET_RULE),
+    ("cat -- .env", "deny", SECRET_RULE),
+    ("grep --file=.env x", "deny", SECRET_RULE),
+    ("cat .e*", "deny", SECRET_RULE),  # the glob expands to .env
+    ("cat keys/*", "deny", SECRET_RULE),
+    ("cat */*.pem", "deny", SECRET_RULE),
+    ("cat link-out/outside.txt", "deny", OUTSIDE_RULE),  # a symlink out of the workspace
+    ("cat /etc/hostname", "ask", OUTSIDE_RULE),
+    ("cat ../outside.txt", "ask", OUTSIDE_RULE),
+    ("cat notes.txt src/app.py", "allow", CAT),
+    ("cat *.txt", "allow", CAT),
+    ("cat $F", "ask", DYNAMIC_ARGUMENT_RULE),
+    ('cat "$HOME/x"', "ask", DYNAMIC_ARGUMENT_RULE),
+    ("cat $(ls -a)", "ask", DYNAMIC_ARGUMENT_RULE),
+    ("cat .{e,x}nv", "ask", RISKY_RULE),  # brace expansion
+    ("cd src && cat ../.env", "deny", SECRET_RULE),
+    ("cd $D && cat app.py", "ask", DYNAMIC_ARGUMENT_RULE),
+    ("cd ~/.ssh && cat id_rsa", "deny", SECRET_RULE),  # a secret's name, wherever cd went
+    # 7. a command word that is not static
+    ("$CMD x", "ask", NOT_STATIC_RULE),
+    ('"${VAR:-rm}" -rf /', "ask", NOT_STATIC_RULE),
+    ("$'r\\x6d' x", "ask", NOT_STATIC_RULE),
+    ("ls${IFS}x", "ask", NOT_STATIC_RULE),
+    # the rest of the seed table
+    ("sudo ls", "deny", "bash: sudo * (built-in)"),
+    ("curl https://example.com", "deny", "bash: curl * (built-in)"),
+    ("make build", "ask", FALLBACK_RULE),
+    ("", "ask", EMPTY_RULE),
+    ("   \n", "ask", EMPTY_RULE),
+]
 
 
 @pytest.mark.parametrize(
-    ("command", "verdict", "rule"),
-    [
-        ("ls", "allow", "bash: ls*"),
-        ("ls -la src", "allow", "bash: ls*"),
-        ("git status --short", "allow", "bash: git status*"),
-        ("git diff HEAD~1", "allow", "bash: git diff*"),
-        ("pytest -x tests/", "allow", "bash: pytest*"),
-        ("cat", "allow", "bash: cat *"),
-        ("rm", "deny", "bash: rm *"),
-        ("rm -rf build", "deny", "bash: rm *"),
-        ("sudo", "deny", "bash: sudo *"),
-        ("sudo -u nobody ls", "deny", "bash: sudo *"),
-        ("curl https://example.com", "deny", "bash: curl *"),
-        ("wget", "deny", "bash: wget *"),
-        ("git push", "deny", "bash: git push*"),
-        ("git push --force", "deny", "bash: git push*"),
-        ("rmdir x", "ask", FALLBACK_RULE),
-        ("python script.py", "ask", FALLBACK_RULE),
-        ("ls 'a;rm -rf b'", "allow", "bash: ls*"),
-        ("echo $(rm -rf x)", "deny", "bash: rm *"),
-        ("ls `rm -rf build`", "deny", "bash: rm *"),
-        ('echo "`curl x`"', "deny", "bash: curl *"),
-        ("cat <(wget x)", "deny", "bash: wget *"),
-        ("ls $(ls)", "allow", "bash: ls*"),
-        ('ls "a', "ask", "fallback: unbalanced double quote"),
-        ("cat 'x", "ask", "fallback: unbalanced single quote"),
-        ('rm -rf x "oops', "deny", "bash: rm *"),
-        ("", "ask", "fallback: empty command"),
-        ("   \n", "ask", "fallback: empty command"),
-    ],
+    ("command", "verdict", "rule"), CONSTRUCTS, ids=[c[0] or "empty" for c in CONSTRUCTS]
 )
-def test_verdicts_and_rule_labels(command: str, verdict: Verdict, rule: str) -> None:
-    decision = PermissionPolicy().check_command(command)
-    assert (decision.verdict, decision.rule) == (verdict, rule)
+def test_every_construct(root: Path, command: str, verdict: Verdict, rule: str) -> None:
+    decision = make_policy(root).check_command(command)
+    assert (decision.verdict, decision.rule) == (verdict, rule), decision
 
 
-def test_deny_beats_ask_beats_allow_and_the_first_strictest_part_decides() -> None:
-    decision = PermissionPolicy().check_command("ls; make; curl x; rm y")
-    assert (decision.verdict, decision.rule, decision.reason) == (
+def test_a_decision_lists_each_command_and_its_verdict(root: Path) -> None:
+    decision = make_policy(root).check_command("git status && /bin/rm -rf build")
+    assert decision == Decision(
         "deny",
-        "bash: curl *",
-        '"curl x" matches bash: curl *',
+        RM,
+        ("git status", "rm -rf build"),
+        "git status && /bin/rm -rf build",
+        f'"rm -rf build" matches {RM}',
+        (
+            Judgement(
+                "allow", "bash: git status* (built-in)", '"git status" matches bash: git status* (built-in)'
+            ),
+            Judgement("deny", RM, f'"rm -rf build" matches {RM}'),
+        ),
+        "bash:git status\nrm -rf build",
     )
 
 
-def test_among_matching_rules_the_strictest_wins_whatever_the_order() -> None:
-    rules = [Rule("bash", "git *", "deny"), Rule("bash", "git st*", "allow"), Rule("bash", "git *", "ask")]
-    assert PermissionPolicy(rules).check_command("git status").rule == "bash: git *"
-    assert PermissionPolicy(rules).check_command("git status").verdict == "deny"
+def test_a_parse_error_is_never_allowed_and_always_cannot_lift_it(root: Path) -> None:
+    decision = make_policy(root, write_rules=lambda rules: None).check_command('ls "a')
+    assert decision.verdict == "ask" and decision.rule.startswith("fallback: cannot read: ")
+    assert decision.always == () and "cannot lift" in decision.no_always
+    assert make_policy(root).check_command('rm -rf x "oops').verdict == "deny"
 
 
-def test_default_rules_are_the_seed_policy() -> None:
-    assert [(r.pattern, r.verdict) for r in DEFAULT_BASH_RULES] == [
-        ("ls*", "allow"),
-        ("cat *", "allow"),
-        ("grep *", "allow"),
-        ("git status*", "allow"),
-        ("git diff*", "allow"),
-        ("pytest*", "allow"),
-        ("rm *", "deny"),
-        ("sudo *", "deny"),
-        ("curl *", "deny"),
-        ("wget *", "deny"),
-        ("git push*", "deny"),
-    ]
+def test_user_rules_apply_to_shell_paths_and_redirects(root: Path) -> None:
+    policy = make_policy(root, "deny Read(./secrets/**)", "ask Edit(src/**)", "allow bash: cd *")
+    assert policy.check_command("cat secrets/db.txt").rule == "read: /secrets/** (user config)"
+    assert policy.check_command("cat secrets/db.txt").verdict == "deny"
+    assert policy.check_command("cd secrets && cat db.txt").verdict == "deny"  # cd is followed
+    redirect = policy.check_command("ls > src/out.txt")
+    assert (redirect.verdict, redirect.rule) == ("ask", "edit: src/** (user config)")
+    assert policy.check_command("cd src && cat app.py").verdict == "allow"
+    assert policy.check_command("cd /tmp && cat app.py").rule == OUTSIDE_RULE
 
 
-def test_session_approval_turns_the_same_command_into_allow() -> None:
-    policy = PermissionPolicy()
-    policy.allow_for_session("make  lint\n")
-    assert policy.check_command("make lint") == Decision(
-        "allow", SESSION_RULE, ("make lint",), "make lint", "allowed earlier for this session"
-    )
-    assert policy.check_command("make test").verdict == "ask"
-    assert PermissionPolicy().check_command("make lint").verdict == "ask"
+def test_an_allow_rule_cannot_carve_an_exception_out_of_a_deny(root: Path) -> None:
+    policy = make_policy(root, "allow Bash(rm -f build/*)")
+    assert policy.check_command("rm -f build/x").verdict == "deny"
+    assert make_policy(root, "allow bash: make *").check_command("make build").verdict == "allow"
 
 
-def test_session_approval_never_lifts_a_deny() -> None:
-    policy = PermissionPolicy()
-    policy.allow_for_session("rm -rf build")
+def test_workspace_mode_ignores_allow_rules_other_than_the_built_in_ones(root: Path) -> None:
+    policy = make_policy(root, "allow bash: make *", shell_mode="workspace", write_rules=lambda rules: None)
+    decision = policy.check_command("make build")
+    assert (decision.verdict, decision.rule) == ("ask", FALLBACK_RULE)
+    assert decision.always == () and "workspace" in decision.no_always
+    assert policy.check_command("git status").verdict == "allow"
+    assert policy.check_command("rm x").verdict == "deny"
+
+
+def test_session_approval_lifts_the_same_normalized_command_only(root: Path) -> None:
+    policy = make_policy(root)
+    policy.allow_for_session(policy.check_command("make  lint > out.txt"))
+    again = policy.check_command("/usr/bin/make lint >out.txt")
+    assert (again.verdict, again.rule) == ("allow", SESSION_RULE)
+    assert policy.check_command("make lint > src/app.py").verdict == "ask"
+    assert policy.check_command("make lint").verdict == "ask"
+    assert make_policy(root).check_command("make lint > out.txt").verdict == "ask"
+
+
+def test_session_approval_never_lifts_a_deny(root: Path) -> None:
+    policy = make_policy(root)
+    policy.allow_for_session(policy.check_command("rm -rf build"))
     assert policy.check_command("rm -rf build").verdict == "deny"
 
 
-def test_normalize_collapses_whitespace() -> None:
-    assert normalize_command("  make \t lint\n") == "make lint"
-
-
-def test_paths_inside_the_workspace_are_allowed_with_a_rule_label() -> None:
-    policy = PermissionPolicy()
-    assert policy.check_path("src/app.py", write=False) == Decision(
-        "allow", "read: workspace", ("src/app.py",), "src/app.py", "inside the workspace"
+def test_always_is_offered_for_the_fallback_ask_only(root: Path) -> None:
+    policy = make_policy(
+        root, "ask Bash(git push --force*)", "ask bash: make deploy*", write_rules=lambda r: None
     )
-    assert policy.check_path("src/app.py", write=True).rule == "edit: workspace (proposal)"
+    fallback = policy.check_command("make build && ls && make test")
+    assert [rule.text for rule in fallback.always] == ["bash: make build", "bash: make test"]
+    assert fallback.no_always == ""
+    explicit = policy.check_command("make build && make deploy")
+    assert explicit.always == ()
+    assert explicit.no_always == (
+        "an explicit rule asks (bash: make deploy* (user config)), "
+        "and 'always' never lifts an ask or deny rule"
+    )
+    guarded = policy.check_command("ls > out.txt")
+    assert guarded.always == () and guarded.no_always.startswith("an allow rule cannot lift this ask")
+    assert policy.check_command("rm x").always == ()
 
 
-def test_edits_inside_dot_git_are_denied_but_reads_are_allowed() -> None:
-    policy = PermissionPolicy()
+def test_always_writes_exact_rules_that_lift_the_ask_from_now_on(root: Path, tmp_path: Path) -> None:
+    user_file = tmp_path / "config" / "agent-ls.toml"
+    policy = make_policy(root, write_rules=lambda rules: append_allow_rules(user_file, rules))
+    decision = policy.check_command("make [x]")
+    assert policy.allow_always(decision) is None
+    assert user_file.read_text() == '[permissions]\nallow = ["bash: make [[]x]"]\n'
+    assert policy.check_command("make [x]").verdict == "allow"
+    assert policy.check_command("make x").verdict == "ask"
+    explicit = make_policy(root, "ask bash: make *", write_rules=lambda rules: None)
+    assert explicit.allow_always(explicit.check_command("make x")) is not None
+
+
+def test_a_failed_write_is_reported_and_the_rule_still_holds_for_the_session(root: Path) -> None:
+    def broken(rules: object) -> None:
+        raise OSError("read-only file system")
+
+    policy = make_policy(root, write_rules=broken)
+    problem = policy.allow_always(policy.check_command("make x"))
+    assert problem == "the user config could not be written: read-only file system"
+    assert policy.check_command("make x").verdict == "allow"
+
+
+def test_without_a_user_config_always_is_not_offered(root: Path) -> None:
+    decision = make_policy(root).check_command("make x")
+    assert (decision.always, decision.no_always) == ((), "the user config cannot be written")
+
+
+def test_paths_the_workspace_resolved(root: Path) -> None:
+    policy = make_policy(root, "deny Read(./secrets/**)", "ask Edit(docs/**)")
+    assert policy.check_path("src/app.py", write=False).rule == "read: ** (built-in)"
+    assert policy.check_path("src/app.py", write=True).rule == "edit: ** (built-in)"
+    assert policy.check_path("secrets/db.txt", write=False).verdict == "deny"
+    assert policy.check_path("docs/a.md", write=True).verdict == "ask"
     assert policy.check_path(".git/hooks/pre-commit", write=True).verdict == "deny"
-    assert policy.check_path(".GIT/config", write=True).rule == "edit: .git/** (never)"
     assert policy.check_path(".git/HEAD", write=False).verdict == "allow"
-    assert policy.check_path(".github/workflows/ci.yml", write=True).verdict == "allow"
+    assert policy.check_path(".", write=False).verdict == "allow"
+    assert policy.check_path("docs/a.md", write=True).key == "edit:docs/a.md"
+
+
+def test_access_by_a_path_as_given(root: Path) -> None:
+    policy = make_policy(root)
+    verdicts = {
+        path: (policy.check_access(path, write).verdict, policy.check_access(path, write).rule)
+        for path, write in [
+            (".env", False),
+            ("../outside.txt", False),
+            ("src/app.py", True),
+            ("link-out/x", False),
+        ]
+    }
+    assert verdicts == {
+        ".env": ("deny", SECRET_RULE),
+        "../outside.txt": ("deny", OUTSIDE_RULE),
+        "src/app.py": ("allow", "edit: ** (built-in)"),
+        "link-out/x": ("deny", OUTSIDE_RULE),
+    }
+
+
+def test_mcp_tools(root: Path) -> None:
+    policy = make_policy(root, "deny mcp__github", "allow mcp__docs__search")
+    assert policy.check_tool("mcp__github__delete_repo").verdict == "deny"
+    assert policy.check_tool("mcp__docs__search").rule == "mcp__docs__search (user config)"
+    assert policy.check_tool("mcp__docs__write").rule == FALLBACK_RULE
+    assert [r.text for r in make_policy(root, write_rules=print).check_tool("mcp__x__y").always] == [
+        "mcp__x__y"
+    ]
+
+
+def test_rule_order_does_not_change_a_verdict(root: Path) -> None:
+    rules = [
+        Rule("bash", "git *", "allow", "user config"),
+        Rule("bash", "git push --force*", "deny", "editor settings"),
+        *BUILTIN_RULES,
+    ]
+    paths = PathPolicy(root)
+    for ordered in (rules, rules[::-1]):
+        policy = PermissionPolicy(paths, ordered)
+        assert policy.check_command("git push --force").verdict == "deny"
+        assert policy.check_command("git log").verdict == "allow"
+        assert policy.check_command("git log && git push origin").verdict == "deny"
+
+
+def test_unknown_cwd_after_cd(root: Path) -> None:
+    policy = make_policy(root, "allow bash: cd *")
+    decision = policy.check_command("cd $D && cat ./x")
+    assert decision.judgements[1] == Judgement(
+        "ask", UNKNOWN_CWD_RULE, "./x: the directory after cd is not known"
+    )
+    assert policy.check_command("cd - && cat a/b").rule == UNKNOWN_CWD_RULE
+    assert policy.check_command("cd src && ls > out.txt").rule == REDIRECT_RULE

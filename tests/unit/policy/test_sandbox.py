@@ -9,6 +9,7 @@ hold spaces.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shlex
 import shutil
@@ -24,7 +25,15 @@ from pathlib import Path
 import pytest
 
 from agent_ls.core.ports import CommandResult
-from agent_ls.policy.sandbox import Sandbox, default_tool_dirs, find_sandbox, probe
+from agent_ls.policy.sandbox import (
+    NAMESPACE_ARGS,
+    Sandbox,
+    SandboxStatus,
+    default_tool_dirs,
+    find_sandbox,
+    probe,
+    sandbox_status,
+)
 from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.shadow import NO_SANDBOX_NOTE, ShadowCopy, ShellRunner
 from tests.conftest import require_tool
@@ -299,6 +308,88 @@ def test_probe_rejects_a_bwrap_that_cannot_make_namespaces(tmp_path: Path) -> No
     assert probe(str(tmp_path / "missing")) is None
 
 
+def test_without_a_working_bwrap_the_status_says_why_once_in_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    failing = tmp_path / "bwrap"
+    failing.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
+    failing.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    sandbox_status.cache_clear()
+    try:
+        with caplog.at_level(logging.WARNING, logger="agent_ls.policy.sandbox"):
+            status = sandbox_status()
+            assert find_sandbox() is None and sandbox_status() is status  # probed and logged once
+            logged = [r.getMessage() for r in caplog.records]
+        monkeypatch.setenv("PATH", "/nonexistent")
+        sandbox_status.cache_clear()
+        missing = sandbox_status()
+    finally:
+        sandbox_status.cache_clear()
+    unisolated = "shell commands run unisolated (in the shadow copy, with a scrubbed environment)"
+    problem = "bwrap: No permissions to creating new namespace"
+    assert status == SandboxStatus(None, f"{failing} cannot make a sandbox here ({problem}): {unisolated}")
+    assert logged == [f"no sandbox: {status.detail}"]
+    assert missing == SandboxStatus(None, f"bubblewrap (bwrap) is not installed: {unisolated}")
+
+
+def test_wrap_mounts_linked_entries_read_only_over_the_hidden_workspace(tmp_path: Path) -> None:
+    tmp = Path(os.path.realpath(tmp_path))
+    ws = tmp / "ws"
+    write(ws, {"node_modules/x.js": "", ".venv/bin/python": ""})
+    shadow = tmp / "shadow"
+    shadow.mkdir()
+    argv = Sandbox("bwrap").wrap(
+        ["true"],
+        shadow=shadow,
+        workspace_root=ws,
+        environ={},
+        readonly=[ws / "node_modules", ws / ".venv"],
+    )
+    assert argv == [
+        "bwrap",
+        *NAMESPACE_ARGS,
+        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"),
+        *("--tmpfs", str(ws)),
+        *("--ro-bind-try", str(ws / "node_modules"), str(ws / "node_modules")),
+        *("--ro-bind-try", str(ws / ".venv"), str(ws / ".venv")),
+        *password_hash_masks(),
+        *("--bind", str(shadow), str(shadow)),
+        *("--chdir", str(shadow), "--unsetenv", "TMPDIR", "--", "true"),
+    ]
+
+
+def test_in_workspace_mode_the_workspace_is_writable_with_its_secrets_masked(tmp_path: Path) -> None:
+    tmp = Path(os.path.realpath(tmp_path))
+    ws = tmp / "ws"
+    write(ws, {".env": "K=1\n", ".ssh/id_rsa": "k", ".git/config": "", "app.py": ""})
+    argv = Sandbox("bwrap").wrap(
+        ["true"], shadow=ws, workspace_root=ws, environ={}, masked=[ws / ".env", ws / ".ssh"]
+    )
+    assert argv == [
+        "bwrap",
+        *NAMESPACE_ARGS,
+        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"),
+        *("--tmpfs", str(ws)),
+        *password_hash_masks(),
+        *("--bind", str(ws), str(ws)),
+        # After the workspace's own mount, which would otherwise cover them.
+        *("--ro-bind", "/dev/null", str(ws / ".git/config")),
+        *("--ro-bind", "/dev/null", str(ws / ".env")),
+        *("--tmpfs", str(ws / ".ssh")),
+        *("--chdir", str(ws), "--unsetenv", "TMPDIR", "--", "true"),
+    ]
+
+
+def password_hash_masks() -> list[str]:
+    return [
+        arg
+        for name in PASSWORD_HASH_FILES
+        if os.path.exists(name)
+        for arg in ("--ro-bind", "/dev/null", name)
+    ]
+
+
 # -- Escapes ------------------------------------------------------------------------------------------
 
 
@@ -452,14 +543,18 @@ async def test_the_network_is_unreachable(runner: ShellRunner) -> None:
 
 
 async def test_without_a_sandbox_the_escapes_work(scene: Scene, server_pid: int, home_socket: Path) -> None:
-    """The control: the escapes above are real, so their passing is not vacuous."""
+    """The control: the escapes above are real, so their passing is not vacuous.
+
+    ``HOME`` is a scratch directory without a sandbox, so the home is named by its absolute path.
+    """
     runner = scene.runner(None)
+    home = q(scene.home)
     with socket.create_server(("127.0.0.1", 0)) as server:
         code = f"import socket; socket.create_connection(('127.0.0.1', {server.getsockname()[1]}))"
         result = await runner.run(
-            f"cat {q(scene.ws / '.env')} ~/.ssh/id_rsa /proc/{server_pid}/environ; python3 -c {q(code)};"
-            f" grep -r . ~/projects ~/.config; cat ~/.cargo/credentials.toml; {connect_command(home_socket)};"
-            f" echo x > {q(scene.ws / 'app.py')}",
+            f"cat {q(scene.ws / '.env')} {home}/.ssh/id_rsa /proc/{server_pid}/environ; python3 -c {q(code)};"
+            f" grep -r . {home}/projects {home}/.config; cat {home}/.cargo/credentials.toml;"
+            f" {connect_command(home_socket)}; echo x > {q(scene.ws / 'app.py')}",
             30,
         )
     assert result.exit_code == 0, result.output
@@ -485,10 +580,13 @@ async def test_pytest_runs_on_the_proposal_and_the_shadow_is_writable(scene: Sce
     assert bare.exit_code == 0, bare.output
     assert "2 passed" in bare.output
     made = await runner.run("echo made > 'made here.txt' && cat 'made here.txt'", 30)
-    assert made == CommandResult(0, "made\n", False)
+    assert made == CommandResult(0, "made\n[agent-ls: brought into the proposal: made here.txt]\n", False)
     assert scene.shadow.path is not None
     assert (scene.shadow.path / "made here.txt").read_text() == "made\n"
     assert not (scene.ws / "made here.txt").exists()
+    # pytest's cache was written in the copy, and stayed out of the proposal.
+    assert (scene.shadow.path / ".pytest_cache" / "README.md").is_file()
+    assert [c.path for c in scene.overlay.proposal()] == ["app.py", "made here.txt", "test_tmp.py"]
 
 
 async def test_timeout_kills_everything_in_the_sandbox(runner: ShellRunner) -> None:

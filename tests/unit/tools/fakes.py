@@ -13,7 +13,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from agent_ls.core.errors import PathRefused, ToolError
-from agent_ls.core.ports import ApprovalReply, ApprovalRequest, CommandResult
+from agent_ls.core.ports import Approval, ApprovalReply, ApprovalRequest, CommandResult
 from agent_ls.core.proposal import FileChange
 
 ROOT = Path("/ws")
@@ -106,12 +106,15 @@ class FakeRunner:
 
 
 class ScriptedApprover:
-    """Replies from a script, in order; records every request. Replies "deny" when the script is empty."""
+    """Replies from a script, in order (a reply alone or a whole ``Approval``); records every request.
 
-    def __init__(self, replies: Iterable[ApprovalReply] = ()) -> None:
-        self.replies = list(replies)
+    Replies "deny" when the script is empty.
+    """
+
+    def __init__(self, replies: Iterable[ApprovalReply | Approval] = ()) -> None:
+        self.replies = [r if isinstance(r, Approval) else Approval(r) for r in replies]
         self.requests: list[ApprovalRequest] = []
 
-    async def ask(self, request: ApprovalRequest) -> ApprovalReply:
+    async def ask(self, request: ApprovalRequest) -> Approval:
         self.requests.append(request)
-        return self.replies.pop(0) if self.replies else "deny"
+        return self.replies.pop(0) if self.replies else Approval("deny")

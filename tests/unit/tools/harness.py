@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agent_ls.core.events import Event
+from agent_ls.core.context import wrap_tool_result
+from agent_ls.core.events import Event, ToolCallFinished
 from agent_ls.core.messages import ToolCall, ToolResultMessage
-from agent_ls.core.ports import ApprovalReply, CommandResult
+from agent_ls.core.ports import Approval, ApprovalReply, CommandResult
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools import default_tools
 from agent_ls.tools.base import Tool, ToolContext
 from agent_ls.tools.registry import ToolRegistry
-from tests.unit.tools.fakes import FakeRunner, FakeWorkspace, ScriptedApprover
+from agent_ls.workspace.paths import PathPolicy
+from tests.unit.tools.fakes import ROOT, FakeRunner, FakeWorkspace, ScriptedApprover
 
 
 @dataclass
@@ -29,8 +31,13 @@ class Harness:
     async def call(
         self, name: str, arguments: str | dict[str, Any] = "", call_id: str = "c1"
     ) -> ToolResultMessage:
+        """The call's result with ``content`` as the tool produced it (the plain text of its
+        ``ToolCallFinished``), after checking that the model reads exactly that text wrapped as data."""
         raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-        return await self.registry.execute(ToolCall(call_id, name, raw), self.events.append)
+        message = await self.registry.execute(ToolCall(call_id, name, raw), self.events.append)
+        finished = [e for e in self.events if isinstance(e, ToolCallFinished) and e.call_id == call_id][-1]
+        assert message.content == wrap_tool_result(message.name, finished.output, message.is_error)
+        return replace(message, content=finished.output)
 
     async def text(self, name: str, arguments: dict[str, Any]) -> str:
         """The content of a call that must succeed."""
@@ -43,15 +50,16 @@ def make_harness(
     files: dict[str, str] | None = None,
     *,
     tools: Sequence[Tool[Any]] | None = None,
-    replies: Iterable[ApprovalReply] = (),
+    replies: Iterable[ApprovalReply | Approval] = (),
     results: Iterable[CommandResult] = (),
     tool_timeout_s: float = 60.0,
     max_output_chars: int = 30_000,
+    policy: PermissionPolicy | None = None,
 ) -> Harness:
     workspace = FakeWorkspace(files)
     runner = FakeRunner(results)
     approver = ScriptedApprover(replies)
-    policy = PermissionPolicy()
+    policy = policy or PermissionPolicy(PathPolicy(ROOT))
     registry = ToolRegistry(
         default_tools() if tools is None else tools,
         policy,

@@ -49,8 +49,17 @@ async def _long(args: PathArgs, ctx: ToolContext) -> ToolOutput:
     return ToolOutput("a" * 30 + "b" * 40 + "c" * 30)
 
 
+MAKE_LINT_REQUEST = ApprovalRequest(
+    "bash",
+    "make lint",
+    'no rule matches "make lint"',
+    rule="fallback: no rule matches",
+    no_always="the user config cannot be written",
+)
+
+
 def _allow_read(call_id: str, name: str, subject: str = "x") -> VerdictGiven:
-    return VerdictGiven(call_id, name, "allow", "read: workspace", subject)
+    return VerdictGiven(call_id, name, "allow", "read: ** (built-in)", subject)
 
 
 async def test_unknown_tool_lists_the_real_ones() -> None:
@@ -120,13 +129,13 @@ async def test_policy_deny_blocks_without_asking() -> None:
     h = make_harness()
     result = await h.call("bash", {"command": "grep foo | rm -rf /"})
     text = (
-        "Blocked by policy (bash: rm *): grep foo | rm -rf /. Do not retry it or a variant of it; "
+        "Blocked by policy (bash: rm * (built-in)): grep foo | rm -rf /. Do not retry it or a variant of it; "
         "suggest an alternative, or ask the user to run it themselves."
     )
     assert result == ToolResultMessage("c1", "bash", text, is_error=True)
     assert h.events == [
         ToolCallStarted("c1", "bash", '{"command": "grep foo | rm -rf /"}'),
-        VerdictGiven("c1", "bash", "deny", "bash: rm *", "grep foo | rm -rf /"),
+        VerdictGiven("c1", "bash", "deny", "bash: rm * (built-in)", "grep foo | rm -rf /"),
         ToolCallFinished("c1", "bash", True, text),
     ]
     assert (h.approver.requests, h.runner.calls) == ([], [])
@@ -138,7 +147,7 @@ async def test_allowed_command_runs_without_asking() -> None:
     assert result == ToolResultMessage("c1", "bash", "exit code 0\na.py\n")
     assert h.events == [
         ToolCallStarted("c1", "bash", '{"command": "ls"}'),
-        VerdictGiven("c1", "bash", "allow", "bash: ls*", "ls"),
+        VerdictGiven("c1", "bash", "allow", "bash: ls* (built-in)", "ls"),
         ToolCallFinished("c1", "bash", False, "exit code 0\na.py\n"),
     ]
     assert (h.approver.requests, h.runner.calls) == ([], [("ls", 50.0)])
@@ -154,7 +163,7 @@ async def test_user_denial_is_reported_as_denied_by_user() -> None:
         VerdictGiven("c1", "bash", "deny", "fallback: no rule matches", "make lint", approval="deny"),
         ToolCallFinished("c1", "bash", True, text),
     ]
-    assert h.approver.requests == [ApprovalRequest("bash", "make lint", 'no rule matches "make lint"')]
+    assert h.approver.requests == [MAKE_LINT_REQUEST]
     assert h.runner.calls == []
 
 
@@ -163,7 +172,7 @@ async def test_session_approval_is_asked_once_per_normalized_command() -> None:
     first = await h.call("bash", {"command": "make lint"}, call_id="c1")
     second = await h.call("bash", {"command": "make   lint "}, call_id="c2")
     assert (first.is_error, second.is_error) == (False, False)
-    assert h.approver.requests == [ApprovalRequest("bash", "make lint", 'no rule matches "make lint"')]
+    assert h.approver.requests == [MAKE_LINT_REQUEST]
     assert [e for e in h.events if isinstance(e, VerdictGiven)] == [
         VerdictGiven("c1", "bash", "allow", "fallback: no rule matches", "make lint", approval="session"),
         VerdictGiven("c2", "bash", "allow", SESSION_RULE, "make   lint "),
@@ -260,7 +269,7 @@ async def test_a_changed_proposal_is_announced_after_the_result() -> None:
     await h.call("write_file", {"path": "a.py", "content": "y = 3\n"}, call_id="e2")
     assert h.events[-4:] == [
         ToolCallStarted("e2", "write_file", '{"path": "a.py", "content": "y = 3\\n"}'),
-        VerdictGiven("e2", "write_file", "allow", "edit: workspace (proposal)", "a.py"),
+        VerdictGiven("e2", "write_file", "allow", "edit: ** (built-in)", "a.py"),
         ToolCallFinished(
             "e2", "write_file", False, "Overwrote a.py. The change is a proposal the user reviews."
         ),

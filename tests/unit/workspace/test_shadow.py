@@ -122,9 +122,11 @@ async def test_command_runs_in_the_shadow_and_sees_the_pending_edit(
     write(root, {"app.py": "print('disk')\n"})
     overlay.propose("app.py", "print('agent')\n")
     result = await run(runner, "pwd; python3 app.py; echo changed > app.py", 30)
-    assert result == CommandResult(0, f"{shadow.path}\nagent\n", False)
+    assert result == CommandResult(
+        0, f"{shadow.path}\nagent\n[agent-ls: brought into the proposal: app.py]\n", False
+    )
     assert (root / "app.py").read_text() == "print('disk')\n"
-    assert overlay.proposal()[0].new_text == "print('agent')\n"
+    assert overlay.proposal()[0].new_text == "changed\n"  # a command's change comes back
 
 
 async def test_command_exit_code_and_merged_output(runner: ShellRunner) -> None:
@@ -150,6 +152,30 @@ def test_child_environment() -> None:
         "HOME": "/home/someone",
         "LANG": "C.UTF-8",
         "SHELL": "/bin/zsh",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def test_child_environment_keeps_locales_and_toolchains_never_keys() -> None:
+    environ = {
+        **ENVIRON,
+        "LC_MESSAGES": "fr_FR.UTF-8",
+        "LC_API_KEY": "sk-in-a-locale-name",
+        "CARGO_HOME": "/opt/cargo",
+        "AWS_PROFILE": "prod",
+        "AWS_ACCESS_KEY_ID": "AKIA",
+        "MY_PROVIDER": "sk-configured-key",
+        "TERM": "xterm",
+        "GIT_CREDENTIALS": "x",
+    }
+    env = child_environment(environ, venv=Path("/proj/.venv"), key_names=["my_provider", "TERM"])
+    assert env == {
+        "PATH": f"/proj/.venv/bin{os.pathsep}{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin",
+        "VIRTUAL_ENV": "/proj/.venv",
+        "HOME": "/home/someone",
+        "LANG": "C.UTF-8",
+        "LC_MESSAGES": "fr_FR.UTF-8",
+        "CARGO_HOME": "/opt/cargo",
         "PYTHONDONTWRITEBYTECODE": "1",
     }
 
@@ -217,6 +243,8 @@ async def test_discard_restores_a_file_a_command_deleted(
 ) -> None:
     write(root, {"a.txt": "disk\n"})
     overlay.propose("a.txt", "agent\n")
-    assert await run(runner, "cat a.txt; rm a.txt", 30) == CommandResult(0, "agent\n", False)
+    deleted = "[agent-ls: deleted in the copy, not proposed (a proposal cannot delete files): a.txt]\n"
+    assert await run(runner, "cat a.txt; rm a.txt", 30) == CommandResult(0, f"agent\n{deleted}", False)
+    assert await run(runner, "cat a.txt", 30) == CommandResult(0, "agent\n", False)  # back
     overlay.discard()
     assert await run(runner, "cat a.txt", 30) == CommandResult(0, "disk\n", False)

@@ -119,6 +119,8 @@ async def run(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
         environ=process_environ(),
         buffers=EditorBuffers(ls.workspace),
         limits=settings.loop_limits(),
+        config=load_config(EnvSnapshot.from_environ(), root),
+        editor_rules=settings.permissions.rules()[0],
     )
     token = f"agent-ls/{session.session_id}/{uuid.uuid4().hex[:8]}"
     entry = SessionEntry(session=session, task_text=params.task, progress_token=token)

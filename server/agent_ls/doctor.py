@@ -1,0 +1,236 @@
+"""``agent-ls doctor``: whether this machine and workspace are ready, one line per concern.
+
+Checks, in this order, each ``ok``, ``warning`` or ``error``:
+
+1. sandbox: bubblewrap found and probed (``policy.sandbox.sandbox_status``), then one real sandboxed
+   ``true`` with the mounts a command of this workspace gets; without it commands run unisolated
+   (a warning: they still run, in the shadow copy, with a scrubbed environment);
+2. ripgrep: the ``rg`` the grep tool runs (the one beside our interpreter, else PATH) and its version;
+3. model: resolved like a run resolves it (``config.load_config``, ``models.resolution.resolve_model``),
+   then ``GET {base_url}/models`` with the run's credentials and a short timeout: reachable,
+   unreachable, or refusing the key. The key is sent, never printed. No model configured is a warning;
+4. config: the files read, their diagnostics, and whether the workspace is trusted.
+
+Output is human-readable (``✓`` ok, ``!`` warning, ``✗`` error, details indented), or one JSON object
+with ``--json``. The exit code is 0 when no check is an error, 1 otherwise (2 for a usage error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+# httpx is the HTTP client of the model layer already; the check uses it so that proxies, TLS and
+# timeouts behave as in a run.
+import httpx
+
+from agent_ls.config import LoadedConfig, load_config
+from agent_ls.core.errors import ConfigError
+from agent_ls.models.anthropic import ANTHROPIC_VERSION
+from agent_ls.models.resolution import NO_MODEL, ModelChoice, resolve_model
+from agent_ls.policy.sandbox import sandbox_status
+from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
+from agent_ls.workspace.overlay import find_ripgrep
+from agent_ls.workspace.shadow import child_environment
+
+Status = Literal["ok", "warning", "error"]
+SYMBOLS: dict[Status, str] = {"ok": "✓", "warning": "!", "error": "✗"}
+MODEL_TIMEOUT_S = 5.0
+"""Seconds the model server has to answer ``GET /models``."""
+_TOOL_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Check:
+    """One concern's outcome.
+
+    Attributes:
+        name: ``sandbox``, ``ripgrep``, ``model`` or ``config``.
+        status: ``ok``, ``warning`` (works, degraded or unchecked) or ``error`` (broken).
+        summary: one line.
+        details: further lines (files read, diagnostics), in order.
+    """
+
+    name: str
+    status: Status
+    summary: str
+    details: tuple[str, ...] = ()
+
+
+def main(argv: Sequence[str]) -> int:
+    """``agent-ls doctor [--workspace DIR] [--model MODEL] [--json]``; returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="agent-ls doctor", description="Check the sandbox, ripgrep, the model and the config."
+    )
+    parser.add_argument("--workspace", type=Path, default=Path.cwd(), help="workspace root (default: cwd)")
+    parser.add_argument("--model", help="model string to check instead of the configured one")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(list(argv))
+    workspace = args.workspace.expanduser().resolve()
+    env = EnvSnapshot.from_environ()
+    config = load_config(env, workspace)
+    checks = [
+        check_sandbox(workspace),
+        check_ripgrep(),
+        check_model(args.model, env, config),
+        check_config(config, workspace),
+    ]
+    if args.json:
+        payload = {
+            "ok": all(c.status != "error" for c in checks),
+            "workspace": str(workspace),
+            "checks": [asdict(c) for c in checks],
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        if hasattr(sys.stdout, "reconfigure"):
+            sys.stdout.reconfigure(errors="replace")  # a terminal that cannot show ✓ gets "?"
+        print(f"agent-ls doctor: workspace {workspace}")
+        for check in checks:
+            print(f"{SYMBOLS[check.status]} {check.name}: {check.summary}")
+            for line in check.details:
+                print(f"    {line}")
+    return 1 if any(c.status == "error" for c in checks) else 0
+
+
+def check_sandbox(workspace: Path) -> Check:
+    """Bubblewrap found and able to run a command with this workspace's mounts."""
+    status = sandbox_status()
+    if status.sandbox is None:
+        return Check("sandbox", "warning", status.detail)
+    environ = child_environment(process_environ())
+    with tempfile.TemporaryDirectory(prefix="agent-ls-doctor-") as shadow:
+        argv = status.sandbox.wrap(["true"], shadow=Path(shadow), workspace_root=workspace, environ=environ)
+        try:
+            done = subprocess.run(
+                argv,
+                env=environ,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=_TOOL_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            return Check("sandbox", "error", f"{status.detail} found, but a sandboxed command failed: {exc}")
+    if done.returncode != 0:
+        problem = done.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit {done.returncode}"]
+        return Check(
+            "sandbox", "error", f"{status.detail} found, but a sandboxed command failed: {problem[0]}"
+        )
+    return Check("sandbox", "ok", f"{status.detail}: no network, only the shadow copy writable")
+
+
+def check_ripgrep() -> Check:
+    """The ``rg`` the grep tool runs, and its version."""
+    rg = find_ripgrep()
+    if rg is None:
+        return Check(
+            "ripgrep", "error", "ripgrep (rg) not found: the grep tool cannot search; pip install ripgrep"
+        )
+    try:
+        done = subprocess.run([rg, "--version"], capture_output=True, timeout=_TOOL_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Check("ripgrep", "error", f"{rg} does not run: {exc}")
+    version = done.stdout.decode("utf-8", "replace").strip().splitlines()
+    if done.returncode != 0 or not version:
+        return Check("ripgrep", "error", f"{rg} --version failed (exit {done.returncode})")
+    return Check("ripgrep", "ok", f"{version[0]} at {rg}")
+
+
+def check_model(model_arg: str | None, env: EnvSnapshot, config: LoadedConfig) -> Check:
+    """The model a run would use, and whether its server answers ``GET /models``."""
+    try:
+        choice = resolve_model(model_arg, EditorSettings(), env, config)
+    except ConfigError as exc:
+        if str(exc) == NO_MODEL:
+            return Check("model", "warning", "no model configured; reachability not checked", (NO_MODEL,))
+        return Check("model", "error", str(exc))
+    if choice.wire_api == "replay":
+        if Path(choice.model).is_file():
+            return Check("model", "ok", f"{choice.model_string}: a replay script (no server to reach)")
+        return Check("model", "error", f"{choice.model_string}: the replay script does not exist")
+    return _probe_model(choice)
+
+
+def _probe_model(choice: ModelChoice) -> Check:
+    assert choice.base_url is not None, "resolve_model sets a base URL for every wire API"
+    url = f"{choice.base_url.rstrip('/')}/models"
+    name = choice.model_string
+    try:
+        response = httpx.get(url, headers=_auth_headers(choice), timeout=MODEL_TIMEOUT_S)
+    except httpx.TimeoutException:
+        return Check("model", "error", f"{name}: {url} did not answer within {MODEL_TIMEOUT_S:g} s")
+    except httpx.HTTPError as exc:
+        return Check("model", "error", f"{name}: {url} is unreachable ({type(exc).__name__}: {exc})")
+    code = response.status_code
+    if code in (401, 403):
+        if choice.api_key is None:
+            hint = f"set {choice.key_env or 'AGENT_LS_API_KEY'}"
+            return Check("model", "error", f"{name}: {url} needs a key (HTTP {code}); {hint}")
+        return Check("model", "error", f"{name}: {url} refused the key from {choice.key_env} (HTTP {code})")
+    if code in (404, 405):
+        return Check(
+            "model",
+            "warning",
+            f"{name}: {url} is reachable but has no model list (HTTP {code}); check the base URL",
+        )
+    if code >= 300:
+        return Check("model", "error", f"{name}: {url} answered HTTP {code}")
+    listed = _model_ids(response)
+    if listed and choice.model not in listed:
+        return Check(
+            "model", "warning", f"{name}: {url} is reachable, but does not list model {choice.model!r}"
+        )
+    return Check("model", "ok", f"{name}: {url} is reachable (HTTP {code})")
+
+
+def _auth_headers(choice: ModelChoice) -> dict[str, str]:
+    """The credentials a run sends (``models.base`` and ``models.anthropic``): never printed."""
+    if choice.wire_api == "anthropic":
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        if choice.api_key:
+            headers["x-api-key"] = choice.api_key
+        return headers
+    return {"Authorization": f"Bearer {choice.api_key}"} if choice.api_key else {}
+
+
+def _model_ids(response: httpx.Response) -> set[str]:
+    """The ``id`` of each entry of ``data`` in an OpenAI- or Anthropic-style model list; empty otherwise."""
+    try:
+        data = response.json().get("data")
+    except (ValueError, AttributeError):
+        return set()
+    if not isinstance(data, list):
+        return set()
+    return {item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)}
+
+
+def check_config(config: LoadedConfig, workspace: Path) -> Check:
+    """The config files read, their diagnostics, and the workspace's trust."""
+    details = [
+        *(_file_line("user config", config.user_file), _file_line("workspace config", config.workspace_file)),
+        f"workspace {'trusted' if config.workspace_trusted else 'not trusted'}: {workspace}",
+        *(str(d) for d in config.diagnostics),
+    ]
+    severities = {d.severity for d in config.diagnostics}
+    status: Status = "error" if "error" in severities else "warning" if severities else "ok"
+    count = len(config.diagnostics)
+    summary = "no problems" if not count else f"{count} problem{'s' if count > 1 else ''}"
+    return Check("config", status, summary, tuple(details))
+
+
+def _file_line(label: str, path: Path | None) -> str:
+    if path is None:
+        return f"{label}: none"
+    return f"{label}: {path} ({'read' if path.is_file() else 'not found'})"
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,147 @@
+"""One process for a tool (the shell tool, ripgrep): sandboxed, killed with its group, output capped.
+
+``execute`` does, in order: wrap the argv in the sandbox when there is one (``policy.sandbox``), start
+it in a new process group with stdin from ``/dev/null`` and stdout and stderr merged, read the output
+into a head-plus-tail cap while it runs, and kill the whole group when it exits, times out or is
+cancelled (background children die too; in the sandbox, killing bwrap tears down its pid namespace).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from agent_ls.core.errors import ToolError
+from agent_ls.core.ports import CommandResult
+from agent_ls.policy.sandbox import Sandbox
+
+# After the process exited, how long background children may keep the output pipe open.
+_DRAIN_GRACE_S = 1.0
+
+
+async def execute(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    sandbox: Sandbox | None,
+    workspace_root: Path,
+    timeout_s: float,
+    head_chars: int,
+    tail_chars: int,
+    note: str | None = None,
+    readonly: Sequence[Path] = (),
+    masked: Sequence[Path] = (),
+) -> CommandResult:
+    """Run ``argv`` in ``cwd`` (the shadow copy, or the workspace in workspace mode), in ``sandbox``.
+
+    Shared by the shell tool and ripgrep, so both get the same isolation, the same process-group kill
+    (on success, timeout and cancellation: background children die too) and the same output cap.
+    ``readonly`` and ``masked`` go to ``Sandbox.wrap`` (the real entries the copy links to, and secret
+    files to hide in the writable tree); they are unused without a sandbox.
+
+    Returns:
+        ``exit_code`` (negative for a signal; None when it timed out) and stdout plus stderr
+        interleaved, decoded as UTF-8 (invalid bytes replaced), capped to ``head_chars`` +
+        ``tail_chars`` characters with an ``[... N characters omitted ...]`` line between; ``note``
+        comes first, outside the cap. Memory stays bounded whatever the process prints.
+
+    Raises:
+        asyncio.CancelledError: after the process group was killed.
+        ToolError: the process cannot be started.
+    """
+    if sandbox is not None:
+        argv = sandbox.wrap(
+            argv, shadow=cwd, workspace_root=workspace_root, environ=env, readonly=readonly, masked=masked
+        )
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ToolError(f"cannot start {argv[0]}: {exc}") from None
+    output = _CappedOutput(head_chars, tail_chars)
+    if note is not None:
+        output.note(note)
+    assert proc.stdout is not None
+    pump = asyncio.create_task(_pump(proc.stdout, output))
+    timed_out = False
+    try:
+        async with asyncio.timeout(timeout_s):
+            await proc.wait()
+            await asyncio.wait({pump}, timeout=_DRAIN_GRACE_S)
+    except TimeoutError:
+        timed_out = True
+    finally:
+        # In the sandbox, the group is bwrap's (the command has its own session): killing bwrap
+        # kills the sandbox's pid 1 (--die-with-parent), and with it the whole pid namespace.
+        _kill_group(proc.pid)
+        if proc.returncode is None:
+            await proc.wait()
+        await asyncio.wait({pump}, timeout=_DRAIN_GRACE_S)
+        pump.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pump
+    return CommandResult(None if timed_out else proc.returncode, output.text(), timed_out)
+
+
+async def _pump(stream: asyncio.StreamReader, output: _CappedOutput) -> None:
+    while chunk := await stream.read(65536):
+        output.feed(chunk)
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+class _CappedOutput:
+    """Decodes a byte stream incrementally and keeps its first and last characters only."""
+
+    def __init__(self, head_chars: int, tail_chars: int) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head_chars = head_chars
+        self._tail_chars = tail_chars
+        self._head = ""
+        self._tail = ""
+        self._omitted = 0
+        self._note = ""
+
+    def note(self, line: str) -> None:
+        """Put ``line`` before the output, outside the cap."""
+        self._note = f"{line}\n"
+
+    def feed(self, chunk: bytes) -> None:
+        self._add(self._decoder.decode(chunk))
+
+    def text(self) -> str:
+        self._add(self._decoder.decode(b"", final=True))
+        self._trim(0)
+        if not self._omitted:
+            return self._note + self._head + self._tail
+        return f"{self._note}{self._head}\n[... {self._omitted} characters omitted ...]\n{self._tail}"
+
+    def _add(self, text: str) -> None:
+        room = self._head_chars - len(self._head)
+        if room > 0:
+            self._head += text[:room]
+            text = text[room:]
+        self._tail += text
+        self._trim(self._tail_chars)  # in batches: slicing on every chunk would be quadratic
+
+    def _trim(self, slack: int) -> None:
+        excess = len(self._tail) - self._tail_chars
+        if excess > slack:
+            self._tail = self._tail[excess:]
+            self._omitted += excess

@@ -1,0 +1,291 @@
+"""The file work behind the shadow copy: which entries to copy, link or skip, and safe writes into it.
+
+Every directory entry of the workspace gets one treatment (``treatment``), in this order:
+
+1. ``.git`` and secret paths are skipped (never copied, never linked);
+2. tool caches (``CACHE_DIRS``: ``__pycache__``, ``.pytest_cache``, ...) are skipped: commands
+   recreate them in the copy;
+3. dependency trees (``DEPENDENCY_DIRS``: ``node_modules``, ``.venv``, ...) and virtual environments
+   (a folder holding ``pyvenv.cfg``, PEP 405) are linked, gitignored or not;
+4. other gitignored directories are linked, except build outputs (``OUTPUT_DIRS``: ``target``,
+   ``build``, ``dist``, ...), which are skipped;
+5. gitignored files over ``LINKED_FILE_BYTES`` are linked; other files and symlinks are copied (a
+   symlink as a symlink), special files (FIFOs, sockets, devices) skipped, directories entered.
+
+"Linked" means the copy holds an absolute symlink to the real entry, and the sandbox mounts the real
+entry read-only at its own path (``policy.sandbox``), so the link resolves inside the sandbox too.
+Why: a ``node_modules`` or ``.venv`` holds tens of thousands of files that commands only read, and
+copying them would cost seconds and gigabytes per session; read-only is what the sandbox can
+offer (bubblewrap 0.8 has no overlay mounts). Build outputs are skipped rather than linked because
+builds write there, and a read-only ``target/`` would make ``cargo build`` fail; a build in the copy
+starts from scratch instead. Without the sandbox, a link is a plain symlink into the user's tree,
+and nothing stops a command writing through it: unsandboxed commands are unisolated anyway.
+
+Commands run in the copy and can plant links, FIFOs and devices in it. The server writes into the
+copy outside the sandbox, so every write here removes what is in the way (a link, a FIFO, a
+directory where a file goes) instead of following or opening it, and opens with ``O_NOFOLLOW``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from agent_ls.workspace.listing import IgnoreFile, is_ignored
+
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
+"""Tool caches: never copied, never brought back into a proposal."""
+
+DEPENDENCY_DIRS = frozenset({"node_modules", ".venv", "bower_components"})
+"""Installed dependencies: linked (read-only in the sandbox) whether gitignored or not. A ``venv`` or
+``.tox`` is linked when it is gitignored, or holds ``pyvenv.cfg``; a plain source folder of that name
+is copied."""
+
+OUTPUT_DIRS = frozenset(
+    {"target", "build", "dist", "out", ".next", ".nuxt", ".gradle", ".cache", "coverage", "htmlcov"}
+)
+"""Build outputs: when gitignored, skipped (the copy starts without them, and builds write there)."""
+
+LINKED_FILE_BYTES = 8 * 1024 * 1024
+"""Gitignored files larger than this (data sets, binaries) are linked instead of copied."""
+
+Kind = Literal["dir", "file", "symlink", "linked", "secret"]
+Key = tuple[int, int, int, int]
+"""What tells a changed file: (inode, mtime in ns, ctime in ns, size in bytes), from ``lstat``."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One workspace entry and its treatment.
+
+    Attributes:
+        rel: workspace-relative POSIX path.
+        kind: ``dir`` (entered), ``file`` or ``symlink`` (copied), ``linked`` (a link to the real
+            entry), ``secret`` (skipped; listed so the sandbox can mask it in workspace mode).
+        key: ``lstat`` key for files and symlinks; ``(0, 0, 0, 0)`` otherwise.
+        mode: the permission bits of a file.
+    """
+
+    rel: str
+    kind: Kind
+    key: Key = (0, 0, 0, 0)
+    mode: int = 0o644
+
+
+def key_of(st: os.stat_result) -> Key:
+    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+
+
+def treatment(
+    name: str, is_dir: bool, ignored: bool, secret: bool, size: int, venv: bool = False
+) -> Kind | None:
+    """The kind of an entry by the rules of the module docstring; None when it is skipped.
+
+    ``venv``: the directory holds a ``pyvenv.cfg``.
+    """
+    if name == ".git":
+        return None
+    if secret:
+        return "secret"
+    if is_dir:
+        if name in CACHE_DIRS:
+            return None
+        if name in DEPENDENCY_DIRS or venv:
+            return "linked"
+        if ignored:
+            return None if name in OUTPUT_DIRS else "linked"
+        return "dir"
+    return "linked" if ignored and size > LINKED_FILE_BYTES else "file"
+
+
+def walk_workspace(real_root: Path, is_secret: Callable[[str], bool]) -> Iterator[Entry]:
+    """Every entry of the workspace with its treatment, parents before children, in no other order.
+
+    Directories that are linked or skipped are not entered. Unreadable directories and entries that
+    vanish during the walk are left out.
+    """
+    root_ignore = IgnoreFile.load(real_root, ".")
+    yield from _walk(real_root, ".", [root_ignore] if root_ignore else [], is_secret)
+
+
+def _walk(
+    real_root: Path, rel_dir: str, ignores: list[IgnoreFile], is_secret: Callable[[str], bool]
+) -> Iterator[Entry]:
+    try:
+        with os.scandir(real_root / rel_dir) as scan:
+            entries = list(scan)
+    except OSError:
+        return
+    for entry in entries:
+        rel = entry.name if rel_dir == "." else f"{rel_dir}/{entry.name}"
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        is_dir = stat.S_ISDIR(st.st_mode)
+        if is_dir or stat.S_ISREG(st.st_mode):
+            ignored = is_ignored(ignores, rel, is_dir)
+            venv = is_dir and not ignored and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg"))
+            kind = treatment(entry.name, is_dir, ignored, is_secret(rel), st.st_size, venv)
+        elif stat.S_ISLNK(st.st_mode):
+            kind = "secret" if is_secret(rel) else "symlink"
+        else:
+            kind = None  # FIFOs, sockets, devices: a copy would block or fail
+        if kind is None:
+            continue
+        yield Entry(rel, kind, key_of(st), stat.S_IMODE(st.st_mode))
+        if kind == "dir":
+            nested = IgnoreFile.load(real_root, rel)
+            yield from _walk(real_root, rel, [*ignores, nested] if nested else ignores, is_secret)
+
+
+def reviewable_files(workdir: Path) -> dict[str, Key]:
+    """The regular files of the copy that a command's change could bring into the proposal.
+
+    Those not gitignored (by the copy's own ``.gitignore`` files), outside ``.git``, ``CACHE_DIRS``
+    and ``DEPENDENCY_DIRS``; symlinks are neither followed nor listed.
+
+    Returns:
+        Copy-relative POSIX path to ``lstat`` key.
+    """
+    found: dict[str, Key] = {}
+    root_ignore = IgnoreFile.load(workdir, ".")
+    _reviewable(workdir, ".", [root_ignore] if root_ignore else [], found)
+    return found
+
+
+def _reviewable(workdir: Path, rel_dir: str, ignores: list[IgnoreFile], found: dict[str, Key]) -> None:
+    try:
+        with os.scandir(workdir / rel_dir) as scan:
+            entries = list(scan)
+    except OSError:
+        return
+    for entry in entries:
+        rel = entry.name if rel_dir == "." else f"{rel_dir}/{entry.name}"
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            skipped = entry.name in (".git", *CACHE_DIRS, *DEPENDENCY_DIRS)
+            if not skipped and not is_ignored(ignores, rel, True):
+                nested = IgnoreFile.load(workdir, rel)
+                _reviewable(workdir, rel, [*ignores, nested] if nested else ignores, found)
+        elif stat.S_ISREG(st.st_mode) and not is_ignored(ignores, rel, False):
+            found[rel] = key_of(st)
+
+
+def read_regular(path: Path, max_bytes: int) -> bytes | None:
+    """The bytes of the regular file ``path`` when it has at most ``max_bytes``; None otherwise.
+
+    Never follows a final symlink and never blocks on a FIFO; None too when it cannot be read.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            return None
+        data = handle.read(max_bytes + 1)
+    return data if len(data) <= max_bytes else None
+
+
+def make_parents(workdir: Path, target: Path) -> None:
+    """Make every directory between ``workdir`` (the copy's root) and ``target`` a real directory."""
+    current = workdir
+    for part in target.relative_to(workdir).parts[:-1]:
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            current.mkdir()
+            continue
+        if not stat.S_ISDIR(mode):
+            current.unlink()
+            current.mkdir()
+
+
+def make_dir(workdir: Path, target: Path) -> None:
+    """Make ``target`` (and its parents) real directories, replacing whatever else is there."""
+    make_parents(workdir, target)
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        target.mkdir()
+        return
+    if not stat.S_ISDIR(mode):
+        target.unlink()
+        target.mkdir()
+
+
+def write_file(workdir: Path, target: Path, data: bytes, mode: int) -> None:
+    """Write ``data`` as a new regular file at ``target`` (mode bits ``mode``), replacing what is there."""
+    make_parents(workdir, target)
+    remove(target)
+    # O_EXCL with O_NOFOLLOW: a command may have raced a link into place; never write through it.
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        os.fchmod(handle.fileno(), mode)
+
+
+def copy_file(workdir: Path, target: Path, source: Path, mode: int) -> None:
+    """Copy the regular file ``source`` (in the user's workspace) to ``target``; never follows links.
+
+    A ``source`` that is no longer a regular file (replaced meanwhile) is not copied.
+    """
+    try:
+        src = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        remove(target)
+        return
+    with os.fdopen(src, "rb") as reader:
+        if not stat.S_ISREG(os.fstat(reader.fileno()).st_mode):
+            remove(target)
+            return
+        make_parents(workdir, target)
+        remove(target)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as writer:
+            shutil.copyfileobj(reader, writer, 1024 * 1024)
+            os.fchmod(writer.fileno(), mode)
+
+
+def make_symlink(workdir: Path, target: Path, points_to: str) -> None:
+    """Put a symlink to ``points_to`` at ``target``, replacing what is there."""
+    make_parents(workdir, target)
+    remove(target)
+    os.symlink(points_to, target)
+
+
+def remove(target: Path) -> None:
+    """Remove ``target`` whatever it is (a directory with its contents); nothing when it is missing."""
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        shutil.rmtree(target)
+    else:
+        target.unlink()
+
+
+def remove_inside(workdir: Path, rel: str) -> None:
+    """Remove ``workdir/rel`` unless a parent on the way is not a real directory (a planted link)."""
+    current = workdir
+    for part in Path(rel).parts[:-1]:
+        current = current / part
+        with contextlib.suppress(OSError):
+            if stat.S_ISDIR(os.lstat(current).st_mode):
+                continue
+        return
+    with contextlib.suppress(OSError):
+        remove(workdir / rel)
