@@ -91,8 +91,10 @@ class VerdictGiven:
 
     Attributes:
         verdict: the final verdict after asking the user, if we asked.
-        rule: the rule that decided (``"bash: rm *"``), or ``"fallback"`` when none matched.
-        approval: the user's reply when the policy said ask (``once``, ``session``, ``deny``), else None.
+        rule: the label of the rule that decided, with its source (``"bash: rm * (built-in)"``), or a
+            ``fallback: …`` label when none matched or the input could not be read.
+        approval: the user's reply when the policy said ask (``once``, ``session``, ``always``,
+            ``deny``), else None.
         subject: what was judged: the command or the path.
     """
 
@@ -106,7 +108,8 @@ class VerdictGiven:
 
 @dataclass(frozen=True)
 class ToolCallFinished:
-    """A tool result. ``output`` is exactly the text the model will read."""
+    """A tool result. ``output`` is the plain text; the model reads it wrapped as data by
+    ``core.context.wrap_tool_result``."""
 
     call_id: str
     name: str

@@ -125,15 +125,21 @@ class Approver(Protocol):
 
 @dataclass(frozen=True)
 class CommandResult:
-    """The outcome of a shell command. ``output`` is stdout and stderr interleaved, already capped."""
+    """The outcome of a shell command. ``output`` is stdout and stderr interleaved, already capped.
+
+    ``changed_paths`` are the workspace-relative files whose changes in the shadow copy were brought into
+    the proposal (a formatter's output), sorted.
+    """
 
     exit_code: int | None
     output: str
     timed_out: bool = False
+    changed_paths: tuple[str, ...] = ()
 
 
 class CommandRunner(Protocol):
-    """Runs shell commands where they cannot touch the user's files (the session's shadow copy).
+    """Runs shell commands where they cannot touch the user's files (the session's shadow copy; in the
+    opt-in ``shell.mode = "workspace"`` the real tree, at stricter verdicts).
 
     Contract:
         - Runs ``command`` with ``/bin/sh -c`` (or bash) in a directory that holds the workspace with the

@@ -1,7 +1,9 @@
 """bash: the model runs a shell command in the session's shadow copy of the workspace.
 
 The shadow copy holds the workspace with the pending proposal applied, so tests see the agent's
-edits while the user's files stay untouched; whatever the command changes there is not kept.
+edits while the user's files stay untouched. Text files the command creates or changes there (a
+formatter's output) are brought into the proposal, which then changes (``ProposalChanged``); other
+changes and deletions are undone (see ``workspace/shadow.py``).
 Output: ``exit code N`` then the combined stdout and stderr (``(no output)`` when empty), as capped
 by the runner. A command still running after ``ToolContext.command_timeout_s`` seconds is stopped and
 the reply says so (an error result, with the output so far). A non-zero exit is a normal result.
@@ -16,9 +18,9 @@ from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
 DESCRIPTION = (
     "Run a shell command in a sandboxed copy of the workspace with your proposed edits applied (e.g. "
-    "to run tests). Changes made there are NOT kept; use edit_file or write_file to change files. "
-    "No network; only the copy is writable. Returns the exit code and output. Risky commands need "
-    "the user's approval; some are blocked."
+    "to run tests or a formatter). Text files it creates or changes are added to your proposed edits "
+    "(the output lists them); deletions are not kept. No network; only the copy is writable. Returns "
+    "the exit code and output. Risky commands need the user's approval; some are blocked."
 )
 
 
@@ -36,7 +38,7 @@ async def run(args: Args, ctx: ToolContext) -> ToolOutput:
             f"timed out after {ctx.command_timeout_s:g} s; the command was stopped. Output so far:\n{output}",
             is_error=True,
         )
-    return ToolOutput(f"exit code {result.exit_code}\n{output}")
+    return ToolOutput(f"exit code {result.exit_code}\n{output}", proposal_changed=bool(result.changed_paths))
 
 
-TOOL = Tool(name="bash", description=DESCRIPTION, args=Args, run=run, mutates=False, permission="bash")
+TOOL = Tool(name="bash", description=DESCRIPTION, args=Args, run=run, mutates=True, permission="bash")

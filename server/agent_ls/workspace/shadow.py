@@ -444,11 +444,12 @@ class ShellRunner:
             readonly=self._readonly(),
         )
         self._unsettled = None
-        notes = await self._bring_back(before, timed_out=result.timed_out)
+        notes, proposed = await self._bring_back(before, timed_out=result.timed_out)
         if not notes:
             return result
         separator = "\n" if result.output and not result.output.endswith("\n") else ""
-        return replace(result, output=f"{result.output}{separator}{notes}")
+        output = f"{result.output}{separator}{notes}"
+        return replace(result, output=output, changed_paths=tuple(sorted(proposed)))
 
     async def _run_in_workspace(
         self, command: str, timeout_s: float, sandbox: Sandbox | None, note: str | None
@@ -494,13 +495,14 @@ class ShellRunner:
             mounts.append(self._venv)
         return mounts
 
-    async def _bring_back(self, before: Snapshot, *, timed_out: bool) -> str:
-        """Propose the command's reviewable changes; undo the rest; one note line per outcome."""
+    async def _bring_back(self, before: Snapshot, *, timed_out: bool) -> tuple[str, list[str]]:
+        """Propose the command's reviewable changes; undo the rest. Returns one note line per outcome, and
+        the paths whose proposal changed."""
         changes = await self._shadow.changes_since(before)
         if timed_out:
             undone = [*changes.changed, *changes.deleted]
             await self._shadow.restore(undone)
-            return _note("the command timed out; its file changes were undone, not proposed", undone)
+            return _note("the command timed out; its file changes were undone, not proposed", undone), []
         proposed: list[str] = []
         refused: list[str] = []
         for rel in changes.changed:
@@ -513,7 +515,7 @@ class ShellRunner:
             elif outcome:
                 proposed.append(rel)
         await self._shadow.restore([*refused, *changes.deleted])
-        return "".join(
+        notes = "".join(
             (
                 _note("brought into the proposal", proposed),
                 _note(
@@ -524,6 +526,7 @@ class ShellRunner:
                 _note("deleted in the copy, not proposed (a proposal cannot delete files)", changes.deleted),
             )
         )
+        return notes, proposed
 
     async def _propose_from_copy(self, rel: str) -> bool | None:
         """Propose the copy's text of ``rel``: True when the proposal changed, False when it already held

@@ -96,6 +96,19 @@ async def test_bash_reports_exit_code_and_output() -> None:
     assert h.runner.calls == [("pytest -q", 50.0)]
 
 
+async def test_bash_changes_brought_into_the_proposal_emit_proposal_changed() -> None:
+    output = "[agent-ls: brought into the proposal: app.py]\n"
+    h = make_harness(results=[CommandResult(exit_code=0, output=output, changed_paths=("app.py",))])
+    await h.call("bash", {"command": "ls"})  # allowed by the built-in rules: no question
+    assert any(isinstance(e, ProposalChanged) for e in h.events)
+
+
+async def test_bash_without_changes_emits_no_proposal_changed() -> None:
+    h = make_harness(results=[CommandResult(exit_code=0, output="ok\n")])
+    await h.call("bash", {"command": "pytest -q"})
+    assert not any(isinstance(e, ProposalChanged) for e in h.events)
+
+
 async def test_bash_without_output() -> None:
     h = make_harness(results=[CommandResult(exit_code=0, output="")])
     assert await h.text("bash", {"command": "ls empty"}) == "exit code 0\n(no output)"

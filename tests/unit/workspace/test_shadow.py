@@ -123,7 +123,7 @@ async def test_command_runs_in_the_shadow_and_sees_the_pending_edit(
     overlay.propose("app.py", "print('agent')\n")
     result = await run(runner, "pwd; python3 app.py; echo changed > app.py", 30)
     assert result == CommandResult(
-        0, f"{shadow.path}\nagent\n[agent-ls: brought into the proposal: app.py]\n", False
+        0, f"{shadow.path}\nagent\n[agent-ls: brought into the proposal: app.py]\n", False, ("app.py",)
     )
     assert (root / "app.py").read_text() == "print('disk')\n"
     assert overlay.proposal()[0].new_text == "changed\n"  # a command's change comes back

@@ -55,7 +55,9 @@ async def test_a_formatters_rewrite_and_a_new_file_enter_the_proposal(
     result = await run(
         runner, f"sed -i 's/=/ = /' app.py && {PY} -c \"open('new.py', 'w').write('z = 3\\n')\""
     )
-    assert result == CommandResult(0, "[agent-ls: brought into the proposal: app.py, new.py]\n", False)
+    assert result == CommandResult(
+        0, "[agent-ls: brought into the proposal: app.py, new.py]\n", False, ("app.py", "new.py")
+    )
     assert overlay.proposal() == [
         FileChange("app.py", False, "x=1\r\ny=2\r\n", None, "x = 1\r\ny = 2\r\n"),
         FileChange("new.py", True, "", None, "z = 3\n"),
