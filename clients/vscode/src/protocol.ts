@@ -120,6 +120,8 @@ export interface AgentEventNotification {
   sessionUsage: UsageSummary | null;
   /** On `retrying`: true when the text streamed so far in this turn is void (clear it). */
   partial: boolean | null;
+  /** On `verdict`: the user's answer when the policy asked, else null (the rule decided alone). */
+  approval: 'once' | 'session' | 'always' | 'deny' | null;
 }
 
 export interface UsageSummary {
@@ -204,6 +206,7 @@ export const WIRE_FIELDS = {
     callUsage: 'required',
     sessionUsage: 'required',
     partial: 'required',
+    approval: 'required',
   } satisfies Fields<AgentEventNotification>,
   UsageSummary: {
     inputTokens: 'required',

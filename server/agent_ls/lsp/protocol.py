@@ -48,6 +48,10 @@ EventKind = Literal[
 ]
 
 
+ApprovalAnswer = Literal["once", "session", "always", "deny"]
+APPROVAL_ANSWERS: dict[str, ApprovalAnswer] = {a: a for a in ("once", "session", "always", "deny")}
+
+
 class _Wire(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
@@ -147,6 +151,8 @@ class AgentEventNotification(_Wire):
     """On ``usage``: the session's total so far, earlier runs included."""
     partial: bool | None = None
     """On ``retrying``: True when the text streamed so far in this turn is void (clear it)."""
+    approval: ApprovalAnswer | None = None
+    """On ``verdict``: the user's answer when the policy asked, else null (the rule decided alone)."""
 
 
 class ProposalSummary(_Wire):

@@ -129,9 +129,14 @@ class LspEventRenderer:
                 return p.AgentEventNotification(
                     session_id=sid, kind="toolCall", tool_name=name, text=arguments
                 )
-            case VerdictGiven(name=name, verdict=verdict, rule=rule):
+            case VerdictGiven(name=name, verdict=verdict, rule=rule, approval=approval):
                 return p.AgentEventNotification(
-                    session_id=sid, kind="verdict", tool_name=name, verdict=verdict, text=rule
+                    session_id=sid,
+                    kind="verdict",
+                    tool_name=name,
+                    verdict=verdict,
+                    text=rule,
+                    approval=p.APPROVAL_ANSWERS.get(approval or ""),
                 )
             case ToolCallFinished(name=name, output=output):
                 return p.AgentEventNotification(

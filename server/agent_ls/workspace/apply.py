@@ -14,9 +14,15 @@ def disk_stale_reason(root: Path, change: FileChange) -> str | None:
     """Why ``change`` no longer fits the file on disk, or None when it still does.
 
     An existing file is stale when its bytes differ from ``change.base_text``; a new file is stale when
-    something now exists at its path. The reason is one line naming the path.
+    something now exists at its path; any file is refused when its path now resolves outside ``root``
+    (checked again at apply time, not only when the agent read it). The reason is one line naming the path.
     """
     path = root / change.path
+    real_root = root.resolve()
+    if not path.resolve().is_relative_to(real_root):
+        # A directory on the way was swapped for a symlink since the agent read the file: writing now
+        # would land outside the workspace.
+        return f"{change.path} now resolves outside the workspace (a symlink on its path); not written"
     if change.is_new:
         return (
             f"{change.path} now exists on disk; the agent proposed it as a new file"
