@@ -103,10 +103,14 @@ def prepare_client(lsp_client: LanguageClient) -> None:
     lsp_client.files = EditorFiles()  # type: ignore[attr-defined]
 
     @lsp_client.feature(t.WINDOW_SHOW_MESSAGE_REQUEST)
-    def _ask(params: t.ShowMessageRequestParams) -> t.MessageActionItem | None:
+    def _ask(params: t.ShowMessageRequestParams) -> t.MessageActionItem | dict[str, Any] | None:
+        """An answer is a title, or a whole JSON object (``{"title": ..., "feedback": ...}``) as the VS
+        Code extension sends it with messageActionItem.additionalPropertiesSupport."""
         state["prompts"].append(params)
-        title = state["answers"].pop(0) if state["answers"] else None
-        return t.MessageActionItem(title=title) if title else None
+        answer = state["answers"].pop(0) if state["answers"] else None
+        if isinstance(answer, dict):
+            return answer
+        return t.MessageActionItem(title=answer) if answer else None
 
     @lsp_client.feature(t.WORKSPACE_APPLY_EDIT)
     def _apply(params: t.ApplyWorkspaceEditParams) -> t.ApplyWorkspaceEditResult:

@@ -3,18 +3,14 @@ and no "Always allow" where an explicit rule asks. A real server, a real client,
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest_lsp
-from lsprotocol import types as t
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import (
     CONFIG_DIR,
-    SERVER_ENV,
     command,
     field,
     model_settings,
@@ -23,35 +19,6 @@ from tests.e2e.conftest import (
     tool_messages,
 )
 from tests.support.model_server import FakeModelServer
-
-
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "agent_ls", "serve"], server_env=SERVER_ENV
-    )
-)
-async def client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
-    """A client whose prompt answers are whole JSON objects (``{"title": ..., "feedback": ...}``), as the
-    VS Code extension sends them with messageActionItem.additionalPropertiesSupport."""
-    state: dict[str, Any] = {"answers": [], "prompts": [], "events": [], "ended": []}
-    lsp_client.agent = state  # type: ignore[attr-defined]
-
-    @lsp_client.feature(t.WINDOW_SHOW_MESSAGE_REQUEST)
-    def _ask(params: t.ShowMessageRequestParams) -> dict[str, Any] | None:
-        state["prompts"].append(params)
-        answer: dict[str, Any] | None = state["answers"].pop(0) if state["answers"] else None
-        return answer
-
-    @lsp_client.feature("agent/event")
-    def _event(params: Any) -> None:
-        state["events"].append(params)
-
-    @lsp_client.feature("agent/runEnded")
-    def _ended(params: Any) -> None:
-        state["ended"].append(params)
-
-    yield lsp_client
-    await lsp_client.shutdown_session()
 
 
 def bash(call_id: str, command_text: str) -> dict[str, Any]:

@@ -126,6 +126,21 @@ def walk_files(real_root: Path, selection: Selection, stays_inside: Callable[[st
             yield rel
 
 
+def scan_dir(root: Path, rel_dir: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """The entries of ``root/rel_dir`` as (root-relative POSIX path, entry); ``rel_dir`` "." is the root.
+
+    An unreadable directory yields nothing. Shared by every walker of a workspace tree (listing, the
+    shadow copy, the changes a command made).
+    """
+    try:
+        with os.scandir(root / rel_dir) as scan:
+            entries = list(scan)
+    except OSError:
+        return
+    for entry in entries:
+        yield (entry.name if rel_dir == "." else f"{rel_dir}/{entry.name}"), entry
+
+
 def _walk_dir(
     real_root: Path,
     rel_dir: str,
@@ -133,13 +148,7 @@ def _walk_dir(
     selection: Selection,
     stays_inside: Callable[[str], bool],
 ) -> Iterator[str]:
-    try:
-        with os.scandir(real_root / rel_dir) as scan:
-            entries = list(scan)
-    except OSError:
-        return
-    for entry in entries:
-        rel = entry.name if rel_dir == "." else f"{rel_dir}/{entry.name}"
+    for rel, entry in scan_dir(real_root, rel_dir):
         if entry.name == _ALWAYS_SKIPPED or (entry.name.startswith(".") and not selection.hidden):
             continue
         try:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agent_ls.workspace.listing import IgnoreFile, is_ignored
+from agent_ls.workspace.listing import IgnoreFile, is_ignored, scan_dir
 
 CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 """Tool caches: never copied, never brought back into a proposal."""
@@ -117,13 +117,7 @@ def walk_workspace(real_root: Path, is_secret: Callable[[str], bool]) -> Iterato
 def _walk(
     real_root: Path, rel_dir: str, ignores: list[IgnoreFile], is_secret: Callable[[str], bool]
 ) -> Iterator[Entry]:
-    try:
-        with os.scandir(real_root / rel_dir) as scan:
-            entries = list(scan)
-    except OSError:
-        return
-    for entry in entries:
-        rel = entry.name if rel_dir == "." else f"{rel_dir}/{entry.name}"
+    for rel, entry in scan_dir(real_root, rel_dir):
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError:
@@ -161,13 +155,7 @@ def reviewable_files(workdir: Path) -> dict[str, Key]:
 
 
 def _reviewable(workdir: Path, rel_dir: str, ignores: list[IgnoreFile], found: dict[str, Key]) -> None:
-    try:
-        with os.scandir(workdir / rel_dir) as scan:
-            entries = list(scan)
-    except OSError:
-        return
-    for entry in entries:
-        rel = entry.name if rel_dir == "." else f"{rel_dir}/{entry.name}"
+    for rel, entry in scan_dir(workdir, rel_dir):
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError:
