@@ -115,6 +115,13 @@ const toolMessages = (request) => {
   return messages.slice(lastAssistant + 1).filter((m) => m.role === 'tool');
 };
 const text = (content) => (typeof content === 'string' ? content : JSON.stringify(content));
+// The model reads each tool result wrapped as data: <tool_result tool="…" trust="data">…</tool_result>.
+const WRAPPED = /^<tool_result [^>]*trust="data"[^>]*>\n([\s\S]*)\n<\/tool_result>$/;
+const toolText = (message) => {
+  const whole = text(message.content);
+  const inner = WRAPPED.exec(whole);
+  return inner ? inner[1] : `(not wrapped as data) ${whole}`;
+};
 
 // ---------------------------------------------------------------- the scenario
 async function scenario() {
@@ -176,12 +183,14 @@ async function scenario() {
     .or(toastWith(asked)).first();
   await question.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
   const asModal = await question.evaluate((n) => n.classList.contains('monaco-dialog-box'));
-  for (const answer of ['Allow once', 'Allow for this session', 'Deny']) {
-    await check(await question.locator('.monaco-button', { hasText: answer }).count() === 1,
+  // Exact titles: "Deny" must not also match "Deny with feedback…".
+  const button = (title) => question.locator('.monaco-button', { hasText: new RegExp(`^${title}$`) });
+  for (const answer of ['Allow once', 'Allow for this session', 'Always allow', 'Deny', 'Deny with feedback…']) {
+    await check(await button(answer).count() === 1,
       `the permission ${asModal ? 'dialog' : 'toast'} has no "${answer}" button`);
   }
   await shot('permission-question');
-  await question.locator('.monaco-button', { hasText: PERMISSION_ANSWER }).click();
+  await button(PERMISSION_ANSWER).click();
   await question.waitFor({ state: 'hidden', timeout: STEP_TIMEOUT });
   mark(`permission answered in a ${asModal ? 'modal dialog' : 'toast'}: ${PERMISSION_ANSWER}`);
 
@@ -202,11 +211,11 @@ async function scenario() {
   await check(requests.length === 4, `the model got ${requests.length} requests, expected 4`);
   const firstUser = requests[0].messages.filter((m) => m.role === 'user').map((m) => text(m.content)).join('\n');
   await check(firstUser.includes(TASK), `the first request does not contain the task: ${firstUser.slice(0, 400)}`);
-  const readResult = toolMessages(requests[1]).map((m) => text(m.content)).join('\n');
+  const readResult = toolMessages(requests[1]).map(toolText).join('\n');
   await check(readResult.includes(UNSAVED_LINE),
     `read_file's result does not contain the unsaved line: ${readResult.slice(0, 400)}`);
   await check(readResult.includes(BUGGY.trim()), `read_file's result does not contain stats.py: ${readResult.slice(0, 400)}`);
-  const bashResult = toolMessages(requests[2]).map((m) => text(m.content)).join('\n');
+  const bashResult = toolMessages(requests[2]).map(toolText).join('\n');
   if (PERMISSION_ANSWER === 'Deny') {
     await check(bashResult.startsWith(`denied by user: ${ASKED_COMMAND} was not run`),
       `the denied command's result is not the refusal: ${JSON.stringify(bashResult.slice(0, 400))}`);
@@ -219,7 +228,7 @@ async function scenario() {
     await check(counted === diskLines + 1,
       `"${ASKED_COMMAND}" counted ${counted} lines; the shadow copy should hold the unsaved buffer (${diskLines + 1})`);
   }
-  const editResult = toolMessages(requests[3]).map((m) => text(m.content)).join('\n');
+  const editResult = toolMessages(requests[3]).map(toolText).join('\n');
   console.error(`[driver] model saw: read_file with the unsaved line; "${ASKED_COMMAND}" → ` +
     `${JSON.stringify(bashResult.slice(0, 60))}; edit_file → ${JSON.stringify(editResult.slice(0, 80))}`);
 
