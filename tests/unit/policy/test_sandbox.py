@@ -580,7 +580,9 @@ async def test_pytest_runs_on_the_proposal_and_the_shadow_is_writable(scene: Sce
     assert bare.exit_code == 0, bare.output
     assert "2 passed" in bare.output
     made = await runner.run("echo made > 'made here.txt' && cat 'made here.txt'", 30)
-    assert made == CommandResult(0, "made\n[agent-ls: brought into the proposal: made here.txt]\n", False)
+    assert made == CommandResult(
+        0, "made\n[agent-ls: brought into the proposal: made here.txt]\n", False, ("made here.txt",)
+    )
     assert scene.shadow.path is not None
     assert (scene.shadow.path / "made here.txt").read_text() == "made\n"
     assert not (scene.ws / "made here.txt").exists()
