@@ -42,8 +42,9 @@ Schema (docs/configuration.md has the full table)::
 4. drop providers whose name cannot appear in a model string;
 5. validate with pydantic: a wrong value is dropped with an error diagnostic, the rest is kept;
 6. report unknown keys as warnings and drop them;
-7. drop the permission rules that cannot be read (``policy/rules.py`` ``parse_rule``) and secret
-   patterns that are not gitignore-style patterns, with an error on each;
+7. drop the permission rules that cannot be read (``policy/rules.py`` ``parse_rule``), secret
+   patterns that are not gitignore-style patterns, and ``secret_files`` patterns that would take files
+   off the secret list (``!.env``: the list only grows, from any file), with an error on each;
 
 then merges the workspace over the user config, key by key (a provider and its prices too), and reports
 a provider that is not built in and lacks ``wire_api`` or ``base_url``. Every problem becomes a

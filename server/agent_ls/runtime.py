@@ -36,7 +36,7 @@ from agent_ls.tools import default_tools
 from agent_ls.tools.base import ToolContext
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.workspace.overlay import BufferSource, Overlay
-from agent_ls.workspace.paths import DEFAULT_SECRET_PATTERNS, PathPolicy
+from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.shadow import ShadowCopy, ShellRunner
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def build_policy(root: Path, config: LoadedConfig, editor_rules: Sequence[Rule] 
         config_dir = None
     paths = PathPolicy(
         root,
-        secret_patterns=(*DEFAULT_SECRET_PATTERNS, *permissions.secret_files),
+        secret_patterns=permissions.secret_files,  # added to the built-in list, which always applies
         not_secret=permissions.not_secret_files,
         config_dir=config_dir,
     )

@@ -147,6 +147,30 @@ def test_user_and_workspace_rules_apply_and_an_untrusted_workspace_cannot_loosen
     assert f"{root / 'agent-ls.toml'}:2:1: warning: permissions.allow is ignored" in curl.stderr
 
 
+def test_an_untrusted_workspace_cannot_take_secrets_off_the_list(root: Path, config_dir: Path) -> None:
+    """The security review's finding 1: ``!`` patterns in ``secret_files`` un-secreted the defaults."""
+    (root / "id_rsa").write_text("PRIVATE KEY\n")
+    (root / ".git" / "config").write_text("[remote]\n")
+    (root / "agent-ls.toml").write_text(
+        '[permissions]\nsecret_files = ["!.env", "!id_rsa", "!*.pem", "!.git/config"]\n'
+    )
+    done = check(
+        "--json",
+        "--workspace",
+        str(root),
+        "--",
+        "cat .env id_rsa .git/config",
+        cwd=root,
+        config_dir=config_dir,
+    )
+    assert (done.returncode, as_json(done)["rule"]) == (DENY, "paths: secret file")
+    refused = f"{root / 'agent-ls.toml'}:2:1: error: permissions.secret_files: '!.env': a '!' pattern"
+    assert refused in done.stderr
+    for name in (".env", "id_rsa", ".git/config"):
+        read = check("--json", "--path", name, cwd=root, config_dir=config_dir)
+        assert (read.returncode, as_json(read)["rule"], name) == (DENY, "paths: secret file", name)
+
+
 def test_a_trusted_workspace_may_loosen(root: Path, config_dir: Path) -> None:
     (config_dir / "agent-ls.toml").write_text(f'trusted_workspaces = ["{root}"]\n')
     (root / "agent-ls.toml").write_text('[permissions]\nallow = ["bash: make *"]\n')

@@ -5,7 +5,9 @@ for shell commands (approved with ``--yes``), and what those commands could reac
 - writes outside the shadow copy fail or vanish: the real workspace, the home and ``/etc`` are unchanged;
 - a killed run leaves no process behind, whether the run is cancelled (Ctrl-C) or the server is killed;
 - API key variables set in the server's environment are absent from the command's environment, and
-  from every environment the command can read through ``/proc``.
+  from every environment the command can read through ``/proc``;
+- secret files inside gitignored folders (linked into the shadow copy, not copied) stay out of a
+  recursive ``grep`` (issue 5's review, finding 2).
 
 Skipped without a working bubblewrap locally, failing under ``CI=true`` (``require_sandbox``).
 """
@@ -196,6 +198,25 @@ def test_api_key_variables_are_absent_from_the_command(project: Path, home: Path
     assert "PATH=" in result  # the environments were read
     for name, value in KEYS.items():
         assert name not in result and value not in result
+
+
+def test_secrets_in_gitignored_folders_stay_out_of_a_recursive_grep(
+    project: Path, home: Path, config_dir: Path
+) -> None:
+    """The review's probe: ``certs/`` and ``instance/`` are gitignored, so linked, and were read whole."""
+    files = {
+        ".gitignore": "certs/\ninstance/\n",
+        "certs/server.pem": "-----BEGIN PRIVATE KEY----- e2e-pem-secret\n",
+        "certs/ca.txt": "public e2e-ca-secret\n",
+        "instance/.env": "DB_PASSWORD=e2e-env-secret\n",
+    }
+    for rel, text in files.items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text)
+    command = "grep -R secret .; grep -r secret certs instance; echo searched"
+    (result,) = run_to_end([bash(command), {"content": "done"}], project, home, config_dir)
+    assert "e2e-ca-secret" in result and "searched" in result  # the folders were searched
+    assert "e2e-pem-secret" not in result and "e2e-env-secret" not in result and "hunter2" not in result
 
 
 @pytest.fixture

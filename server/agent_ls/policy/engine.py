@@ -13,12 +13,17 @@ Shell commands (``check_command``), in order:
      that cannot be known is at least ask; one outside the workspace or a secret is deny (read or
      write); a write into the workspace is an edit, at least ask (built-in), and the ``edit`` rules
      apply; a read inside the workspace goes through the ``read`` rules;
-   - each path-like argument (a non-option word that contains ``/``, starts with ``.`` or ``~``,
-     names an existing entry, or is a glob matching some; the value of ``--opt=value`` too): a
-     secret, or a symlink chain that leaves the workspace, is deny; outside the workspace is at
-     least ask; inside, the ``read`` rules apply. A glob is expanded against the workspace and every
-     match checked. An argument holding an expansion (``$F``, ``$(...)``) is at least ask: it could
-     name any file;
+   - each operand that looks like a path (``operands.operands``: non-option words, option values,
+     the text after each letter of a short-option cluster (``grep -f.env``), git's ``HEAD:path``
+     and ``:(top)path``, ``pytest @file``; one that contains ``/``, starts with ``.`` or ``~``,
+     names an existing entry, or is a glob matching some; a piece cut out of a word also when it
+     has a secret's name): a secret, or a symlink chain that leaves the workspace, is deny; outside
+     the workspace is at least ask; inside, the ``read`` rules apply. A glob is expanded against
+     the workspace, dotfiles included (stricter than bash), and every match checked; one that
+     matches over 1000 entries or cannot be read is at least ask. An argument holding an expansion
+     (``$F``, ``$(...)``) is at least ask: it could name any file;
+   - each file an option writes (pytest's ``--junitxml``, ``--basetemp``...; ``operands``): like a
+     redirect's target, deny outside the workspace or for a secret, else an edit (at least ask);
 3. the input's verdict is the strictest over its commands; a parse error adds an unliftable ask
    ("fallback: cannot read: ..."), and an empty input is ask.
 
@@ -30,13 +35,18 @@ Files (``check_path``): the ``read``/``edit`` rules on a workspace-relative path
 already resolved (outside paths and secrets were refused there). ``check_access`` does both steps,
 for ``agent-ls policy check --path``.
 
-Approvals: an ask answered "session" is remembered under ``Decision.key`` (the normalized commands
-with their redirections, or ``read:``/``edit:`` plus the path) and allowed again without asking;
-"always" adds ``Decision.always`` (exact allow rules) to the user config and to this policy. Neither
-lifts a deny, and "always" is only offered when every ask came from the fallback.
+Approvals: an ask answered "session" is remembered under ``Decision.key`` and allowed again without
+asking. For a command the key is each simple command's argv quoted by ``shlex.join`` (word boundaries
+kept: ``echo "hi >x"`` is not ``echo hi >x``) with its redirections; when that would hide part of
+what runs (an expansion, a heredoc's text, a risky part such as ``./make``, a ``NAME=x`` prefix, a
+parse error) it is the input exactly as written. For a file it is ``read:``/``edit:`` plus the path.
+"always" adds ``Decision.always`` (exact allow rules on the quoted form, ``rules.quoted_command``) to
+the user config and to this policy. Neither lifts a deny, and "always" is only offered when every ask
+came from the fallback.
 
-In ``shell.mode = "workspace"`` (commands run in the real tree), ``bash`` allow rules other than the
-built-in ones are ignored, so anything but the seed's read-only commands asks.
+In ``shell.mode = "workspace"`` (commands run in the real tree), the only ``bash`` allow rules kept
+are the built-in read-only ones (``rules.WORKSPACE_MODE_BASH``: ``ls*``, ``cat *``, ``grep *``,
+``git status*``, ``git diff*``), so anything else asks, ``pytest`` included.
 """
 
 from __future__ import annotations
@@ -45,19 +55,24 @@ import glob
 import itertools
 import os
 import re
+import shlex
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from agent_ls.core.events import Verdict
+from agent_ls.policy.operands import Operand, operands
 from agent_ls.policy.rules import (
     BUILT_IN,
     BUILTIN_RULES,
+    WORKSPACE_MODE_BASH,
     Judgement,
     Rule,
     exact_bash_pattern,
     exact_path_pattern,
     judge,
+    quoted_command,
     strictest,
 )
 from agent_ls.policy.shell_parse import ParsedShell, Redirect, SimpleCommand, parse_shell
@@ -66,19 +81,21 @@ from agent_ls.workspace.paths import PathCheck, PathPolicy
 
 SESSION_RULE = "session: allowed by the user"
 REDIRECT_RULE = "edit: shell redirect into the workspace (built-in)"
+WRITE_OPTION_RULE = "edit: an option writes into the workspace (built-in)"
 EMPTY_RULE = "fallback: empty command"
 NOT_STATIC_RULE = "guard: command word not static"
 RISKY_RULE = "guard: can execute or write"
 DYNAMIC_ARGUMENT_RULE = "guard: argument not static"
 DYNAMIC_TARGET_RULE = "guard: redirect target not static"
 UNKNOWN_CWD_RULE = "guard: relative path after cd"
+GLOB_RULE = "guard: glob not expandable"
 SECRET_RULE = "paths: secret file"
 OUTSIDE_RULE = "paths: outside the workspace"
 REFUSED_RULE = "paths: refused"
 EXTRA_DIR_RULE = "paths: allowed outside the workspace (a device or an extra directory)"
 _ENGINE_ASKS = frozenset(
     {EMPTY_RULE, NOT_STATIC_RULE, RISKY_RULE, DYNAMIC_ARGUMENT_RULE, DYNAMIC_TARGET_RULE, UNKNOWN_CWD_RULE}
-    | {OUTSIDE_RULE, REDIRECT_RULE}
+    | {GLOB_RULE, OUTSIDE_RULE, REDIRECT_RULE, WRITE_OPTION_RULE}
 )
 
 # An unescaped expansion in a word kept as written: $NAME, ${...}, $(...), $1, $@, or a backtick.
@@ -87,7 +104,9 @@ _EXPANSION = re.compile(r"\$[A-Za-z_{(0-9@*#?!$-]|`")
 _TEXT_REDIRECTS = frozenset({"<<", "<<-", "<<<"})
 _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
 _GLOB_CHARS = re.compile(r"[*?[]")
-_MAX_GLOB_MATCHES = 200
+_MAX_GLOB_MATCHES = 1000
+# An assignment word (``NAME=``, ``NAME+=``): a prefix one changes what the command does unseen in argv.
+_ASSIGNMENT = re.compile(r"(?:^|[\s;&|(])[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
 
 WriteRules = Callable[[Sequence[str]], None]
 """Appends allow rule strings to the user config (``approvals.append_allow_rules``); raises OSError
@@ -166,9 +185,11 @@ class PermissionPolicy:
         parsed = parse_shell(command)
         cwd = _Cwd(self.paths.root)
         parts: list[str] = []
+        exact: list[str] = []
         judgements: list[Judgement] = []
         for simple in parsed.commands:
             parts.append(simple.normalized)
+            exact.append(quoted_command(simple.argv))
             judgements.append(self._judge_command(simple, cwd))
             _follow_cd(simple, cwd)
         if parsed.error is not None:
@@ -179,10 +200,12 @@ class PermissionPolicy:
         if not parts:
             parts.append(command)
             judgements.append(Judgement("ask", EMPTY_RULE, "the command is empty"))
-        return self._decide(command, tuple(parts), tuple(judgements), _session_key(parsed, command))
+        key = _session_key(parsed, command)
+        return self._decide(command, tuple(parts), tuple(judgements), key, exact=tuple(exact))
 
     def _judge_command(self, simple: SimpleCommand, cwd: _Cwd) -> Judgement:
-        found = [judge("bash", simple.normalized, self._bash_rules())]
+        quoted = quoted_command(simple.argv)
+        found = [judge("bash", simple.normalized, self._bash_rules(), quoted=quoted)]
         if not simple.static:
             reason = f"the command word of {simple.text!r} cannot be known before it runs"
             found.append(Judgement("ask", NOT_STATIC_RULE, reason))
@@ -193,15 +216,17 @@ class PermissionPolicy:
             for r in simple.redirects
             if not r.harmless and r.op not in _TEXT_REDIRECTS
         )
-        found.extend(j for word in _path_words(simple.argv) for j in self._judge_argument(word, cwd))
+        for operand in operands(simple.argv):
+            if operand.write:
+                found.append(self._judge_written(operand.text, cwd, WRITE_OPTION_RULE, operand.text))
+            else:
+                found.extend(self._judge_operand(operand, cwd))
         return strictest(found)
 
     def _bash_rules(self) -> list[Rule]:
         if self.shell_mode == "shadow":
             return list(self.rules)
-        return [
-            r for r in self.rules if not (r.key == "bash" and r.verdict == "allow" and r.source != BUILT_IN)
-        ]
+        return [r for r in self.rules if not (r.key == "bash" and r.verdict == "allow") or _read_only(r)]
 
     def _judge_redirect(self, redirect: Redirect, cwd: _Cwd) -> Judgement:
         target = redirect.target
@@ -209,9 +234,11 @@ class PermissionPolicy:
             return Judgement(
                 "ask", DYNAMIC_TARGET_RULE, f"the target of {redirect.op} is not known statically"
             )
+        if redirect.write:
+            return self._judge_written(target, cwd, REDIRECT_RULE, f"{redirect.op} {target}")
         if cwd.path is None and not _absolute(target):
             return Judgement("ask", UNKNOWN_CWD_RULE, f"{target}: the directory after cd is not known")
-        check = self.paths.check(_expand_user(target), write=redirect.write, cwd=cwd.path)
+        check = self.paths.check(_expand_user(target), write=False, cwd=cwd.path)
         refused = _refusal(check, target)
         if refused is not None:
             return refused
@@ -219,30 +246,58 @@ class PermissionPolicy:
             return Judgement("deny", OUTSIDE_RULE, f"{redirect.op} {target}: {check.reason}")
         if check.rel is None:  # an allowed extra directory (read only)
             return Judgement("allow", EXTRA_DIR_RULE, check.reason)
-        if not redirect.write:
-            return judge("read", check.rel, self.rules)
-        rules = judge("edit", check.rel, self.rules)
-        edit = Judgement("ask", REDIRECT_RULE, f"{redirect.op} {target} writes {check.rel} (an edit)")
-        return strictest([rules, edit])
+        return judge("read", check.rel, self.rules)
 
-    def _judge_argument(self, word: str, cwd: _Cwd) -> Iterator[Judgement]:
+    def _judge_written(self, target: str, cwd: _Cwd, rule: str, shown: str) -> Judgement:
+        """A file the command writes (a redirect's target, an output option's value): deny outside the
+        workspace and for a secret; inside it is an edit, at least ask (``rule``), and the ``edit``
+        rules apply."""
+        if _EXPANSION.search(target):
+            return Judgement("ask", DYNAMIC_TARGET_RULE, f"{shown}: the file written is not known statically")
+        if cwd.path is None and not _absolute(target):
+            return Judgement("ask", UNKNOWN_CWD_RULE, f"{target}: the directory after cd is not known")
+        check = self.paths.check(_expand_user(target), write=True, cwd=cwd.path)
+        refused = _refusal(check, target)
+        if refused is not None:
+            return refused
+        if check.rel is None:  # not reached: the path policy refuses every write outside the roots
+            return Judgement("deny", OUTSIDE_RULE, f"{shown}: {check.reason}")
+        rules = judge("edit", check.rel, self.rules)
+        return strictest([rules, Judgement("ask", rule, f"{shown} writes {check.rel} (an edit)")])
+
+    def _judge_operand(self, operand: Operand, cwd: _Cwd) -> Iterator[Judgement]:
+        yield from self._judge_argument(operand.text, cwd.path, derived=operand.derived)
+        if operand.top and cwd.path != self.paths.root and not _absolute(operand.text):
+            yield from self._judge_argument(operand.text, self.paths.root, derived=True)
+
+    def _judge_argument(self, word: str, base: Path | None, *, derived: bool = False) -> Iterator[Judgement]:
+        if not word or word == "-":
+            return
         if _EXPANSION.search(word):
             yield Judgement("ask", DYNAMIC_ARGUMENT_RULE, f"{word} may name any file once expanded")
             return
-        base = cwd.path
+        globbed = _GLOB_CHARS.search(word) is not None and not word.startswith("~")
         if base is None and not _absolute(word):
             # Any word may name a file in a directory we cannot know; a secret's name is still one.
             refused = _refusal(self.paths.check(word, write=False), word)
             if refused is not None and refused.rule == SECRET_RULE:
                 yield refused
-            elif _path_like(word, None):
+            elif _path_like(word, None) or globbed:
                 yield Judgement("ask", UNKNOWN_CWD_RULE, f"{word}: the directory after cd is not known")
             return
-        candidates = [word] if _path_like(word, base) else []
-        if _GLOB_CHARS.search(word) and not word.startswith("~"):
-            candidates.extend(_glob(word, base))
-        for candidate in candidates:
-            yield self._judge_read(candidate, base)
+        if _path_like(word, base):
+            yield self._judge_read(word, base)
+        elif derived:  # text cut out of a word: a secret's name is enough
+            read = self._judge_read(word, base)
+            if read.rule == SECRET_RULE:
+                yield read
+        if globbed:
+            matches = _glob(word, base)
+            if matches is None:
+                reason = f"{word} matches over {_MAX_GLOB_MATCHES} files, or a directory cannot be read"
+                yield Judgement("ask", GLOB_RULE, reason)
+            else:
+                yield from (self._judge_read(match, base) for match in matches)
 
     def _judge_read(self, path: str, cwd: Path | None) -> Judgement:
         check = self.paths.check(_expand_user(path), write=False, cwd=cwd)
@@ -317,6 +372,7 @@ class PermissionPolicy:
         key: str,
         *,
         file_key: str = "bash",
+        exact: tuple[str, ...] = (),
     ) -> Decision:
         decided = strictest(judgements)
         if decided.verdict == "ask" and key in self._session:
@@ -334,7 +390,9 @@ class PermissionPolicy:
             return replace(decision, no_always=reason)
         if self.write_rules is None:
             return replace(decision, no_always="the user config cannot be written")
-        asked = dict.fromkeys(p for p, j in zip(parts, judgements, strict=True) if j.verdict == "ask")
+        # Exact rules match the quoted form of a command (``exact``), so a word keeps its boundaries.
+        subjects = exact + parts[len(exact) :]
+        asked = dict.fromkeys(p for p, j in zip(subjects, judgements, strict=True) if j.verdict == "ask")
         always = tuple(_exact_rule(file_key, part) for part in asked)
         return replace(decision, always=always)
 
@@ -365,26 +423,42 @@ def _refusal(check: PathCheck, path: str) -> Judgement | None:
 
 
 def _session_key(parsed: ParsedShell, command: str) -> str:
-    if parsed.error is not None or not parsed.commands:
-        return "bash:" + " ".join(command.split())
+    """What "Allow for this session" remembers: each command's argv, quoted (``shlex.join``, so
+    ``find . -name "*.tmp -delete"`` is not ``find . -name *.tmp -delete``), with its redirections
+    (operator and quoted target); or, when that would hide part of what runs (module docstring), the
+    input exactly as written, in its own namespace."""
+    if parsed.error is not None or not parsed.commands or not all(map(_keyable, parsed.commands)):
+        return "bash-text:" + command
     described = (
-        simple.normalized + "".join(f" {r.op}{r.target}" for r in simple.redirects if not r.harmless)
+        shlex.join(simple.argv)
+        + "".join(f" {r.op}{shlex.quote(r.target or '')}" for r in simple.redirects if not r.harmless)
         for simple in parsed.commands
     )
     return "bash:" + "\n".join(described)
 
 
-def _path_words(argv: Sequence[str]) -> Iterator[str]:
-    """The arguments that may be paths: non-option words, and the value of ``--opt=value``."""
-    options = True
-    for word in argv[1:]:
-        if options and word == "--":
-            options = False
-        elif options and word.startswith("-") and word != "-":
-            if word.startswith("--") and "=" in word:
-                yield word.split("=", 1)[1]
-        else:
-            yield word
+def _keyable(simple: SimpleCommand) -> bool:
+    """Whether the quoted argv and redirections say all ``simple`` does: not for a command word or an
+    argument known only when it runs, a heredoc's or here-string's text, a risky part (``./make``,
+    ``LD_PRELOAD=``), or an assignment (a prefix ``NAME=x`` is dropped from argv)."""
+    return (
+        simple.static
+        and simple.risky is None
+        and not any(_EXPANSION.search(word) for word in simple.argv)
+        and all(map(_keyable_redirect, simple.redirects))
+        and not _ASSIGNMENT.search(simple.text)
+    )
+
+
+def _keyable_redirect(redirect: Redirect) -> bool:
+    if redirect.harmless:
+        return redirect.op not in _TEXT_REDIRECTS
+    return redirect.target is not None and not _EXPANSION.search(redirect.target)
+
+
+def _read_only(rule: Rule) -> bool:
+    """A built-in bash allow rule kept in ``shell.mode = "workspace"`` (``rules.WORKSPACE_MODE_BASH``)."""
+    return rule.source == BUILT_IN and rule.pattern in WORKSPACE_MODE_BASH
 
 
 def _path_like(word: str, cwd: Path | None) -> bool:
@@ -408,18 +482,30 @@ def _expand_user(path: str) -> str:
     return path
 
 
-def _glob(pattern: str, cwd: Path | None) -> list[str]:
-    """What the shell's pathname expansion would give, relative to ``cwd`` (at most 200 matches)."""
+def _glob(pattern: str, cwd: Path | None) -> list[str] | None:
+    """What the shell's pathname expansion could give, relative to ``cwd``; None when there are more
+    than ``_MAX_GLOB_MATCHES`` matches or a directory cannot be read.
+
+    Stricter than bash: a wildcard also matches a leading dot (as with ``shopt -s dotglob`` or a
+    ``GLOBIGNORE``), and a first component matching ``..`` (``.*``, as bash before 5.2 reads it) adds
+    ``..``. Python's ``glob`` with ``include_hidden`` (3.11) does the matching.
+    """
     try:
         if os.path.isabs(pattern):
-            found: Iterable[str] = glob.iglob(pattern)
+            found: Iterable[str] = glob.iglob(pattern, include_hidden=True)
         elif cwd is not None:
-            found = glob.iglob(pattern, root_dir=cwd)
+            found = glob.iglob(pattern, root_dir=cwd, include_hidden=True)
         else:
-            return []
-        return list(itertools.islice(found, _MAX_GLOB_MATCHES))
+            return None
+        matches = list(itertools.islice(found, _MAX_GLOB_MATCHES + 1))
     except (OSError, ValueError, re.error):
-        return []
+        return None
+    if len(matches) > _MAX_GLOB_MATCHES:
+        return None
+    first, slash, rest = pattern.partition("/")
+    if first.startswith(".") and first not in (".", "..") and fnmatchcase("..", first):
+        matches.append(".." + slash + rest)
+    return matches
 
 
 def _follow_cd(simple: SimpleCommand, cwd: _Cwd) -> None:

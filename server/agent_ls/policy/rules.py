@@ -4,7 +4,7 @@ A ``Rule`` is (key, pattern, verdict, source):
 
 - key ``bash``: the pattern is a glob (``fnmatch``: ``*`` matches anything, spaces and ``/``
   included) matched against one whole normalized simple command (``SimpleCommand.normalized``:
-  ``/bin/rm -rf x`` is ``rm -rf x``, ``timeout 5 git push`` is ``git push``);
+  ``/bin/rm -rf x`` is ``rm -rf x``, ``timeout 5 git push`` is ``git push``; word boundaries below);
 - keys ``read`` and ``edit``: the pattern is a gitignore-style pattern (``docs/**``, ``*.key``,
   ``/build``) matched against a workspace-relative POSIX path; ``read`` judges read_file, grep,
   list_files and paths named by shell commands, ``edit`` judges write_file, edit_file and shell output
@@ -31,12 +31,20 @@ rule win.
 Deny and ask rules also match the case-folded subject (``RM -rf x``, ``.GIT/hooks/x``): on a
 case-insensitive file system those name the same program or file. Allow rules match exactly, so
 folding can only make a verdict stricter.
+
+Word boundaries: joining argv by spaces makes ``find . -name "*.tmp -delete"`` read like ``find .
+-name *.tmp -delete``. So a ``bash`` allow rule is matched against the command's quoted form
+(``quoted_command``: a word holding a blank, a quote, a backslash or one of ``;&|<>()`` is quoted,
+``find . -name '*.tmp -delete'``), which is the normalized form for every other command; deny and
+ask rules are matched against both forms. The exact rules an "Always allow" writes
+(``exact_bash_pattern``) are built from the quoted form, so they match that one argv only.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -101,15 +109,21 @@ class Rule:
         """The rule in our written form, without source or verdict: ``bash: curl *``."""
         return self.key if self.key.startswith("mcp__") else f"{self.key}: {self.pattern}"
 
-    def matches(self, subject: str) -> bool:
+    def matches(self, subject: str, quoted: str | None = None) -> bool:
         """True when the rule applies to ``subject`` (a normalized command, a relative path, a tool name).
+
+        Args:
+            subject: what is judged.
+            quoted: for ``bash``, the command's quoted form (``quoted_command``); an allow rule is
+                matched against it instead of ``subject``, a deny or ask rule against both.
 
         A ``bash`` glob also matches the subject plus a space, so ``rm *`` catches a bare ``rm``.
         Deny and ask rules also match the case-folded subject (module docstring).
         """
-        pairs = [(subject, self.pattern)]
+        forms = [subject] if quoted is None else [quoted] if self.verdict == "allow" else [subject, quoted]
+        pairs = [(form, self.pattern) for form in forms]
         if self.verdict != "allow":
-            pairs.append((subject.casefold(), self.pattern.casefold()))
+            pairs += [(form.casefold(), self.pattern.casefold()) for form in forms]
         if self.key == "bash":
             return any(fnmatchcase(s, p) or fnmatchcase(s + " ", p) for s, p in pairs)
         if self.key in FILE_KEYS:
@@ -198,6 +212,21 @@ def parse_rules(lists: Iterable[tuple[Verdict, Sequence[str]]], source: str) -> 
     return rules, problems
 
 
+# A word that must be quoted to keep its boundaries in a joined command: empty, or holding a blank, a
+# quote, a backslash or a shell operator character.
+_NEEDS_QUOTES = re.compile(r"""^$|[\s'"\\;&|<>()]""")
+
+
+def quoted_command(argv: Sequence[str]) -> str:
+    """``argv`` joined by spaces, the words that need it quoted as ``shlex.quote`` does (module docstring).
+
+    ``("find", ".", "-name", "*.tmp -delete")`` is ``find . -name '*.tmp -delete'``; a command whose
+    words hold no blank, quote, backslash or ``;&|<>()`` reads as its normalized form (``ls *.py``).
+    ``shlex.split`` gives ``argv`` back, so two different argvs never share a quoted form.
+    """
+    return " ".join(shlex.quote(word) if _NEEDS_QUOTES.search(word) else word for word in argv)
+
+
 def exact_bash_pattern(command: str) -> str:
     """A ``bash`` glob that matches ``command`` and nothing else (``[``, ``*`` and ``?`` escaped)."""
     return re.sub(r"([\[*?])", r"[\1]", command)
@@ -246,6 +275,11 @@ the path policy refuses them first."""
 
 BUILTIN_RULES: tuple[Rule, ...] = DEFAULT_BASH_RULES + DEFAULT_FILE_RULES
 
+WORKSPACE_MODE_BASH = frozenset({"ls*", "cat *", "grep *", "git status*", "git diff*"})
+"""The patterns of the built-in bash allow rules that still apply in ``shell.mode = "workspace"``,
+where a command's writes are real: the read-only ones. ``pytest*`` is not among them: tests run the
+project's code (``conftest.py``) and pytest writes files (``--junitxml``)."""
+
 
 @dataclass(frozen=True)
 class Judgement:
@@ -265,7 +299,7 @@ class Judgement:
     liftable: bool = False
 
 
-def judge(key: str, subject: str, rules: Iterable[Rule]) -> Judgement:
+def judge(key: str, subject: str, rules: Iterable[Rule], *, quoted: str | None = None) -> Judgement:
     """The verdict of the ``key`` rules on ``subject``: the strictest match, else the fallback ask.
 
     Args:
@@ -273,10 +307,13 @@ def judge(key: str, subject: str, rules: Iterable[Rule]) -> Judgement:
         subject: a normalized command, a workspace-relative path, or the MCP tool name.
         rules: every rule of every source, in any order (the result does not depend on it except for
             which of several equally strict labels is named: the first).
+        quoted: for ``bash``, the command's quoted form (``Rule.matches``).
     """
     mcp = key.startswith("mcp__")
     matching = [
-        r for r in rules if (r.key.startswith("mcp__") if mcp else r.key == key) and r.matches(subject)
+        r
+        for r in rules
+        if (r.key.startswith("mcp__") if mcp else r.key == key) and r.matches(subject, quoted)
     ]
     if not matching:
         return Judgement("ask", FALLBACK_RULE, f'no rule matches "{subject}"', liftable=True)

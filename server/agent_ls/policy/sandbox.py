@@ -4,9 +4,20 @@ A command the policy allows may still name any path (``cat notes > /abs/real/app
 ``grep -r . ~/projects``, ``pytest --basetemp=$HOME``, ``cat /proc/$PPID/environ``). The sandbox makes
 such paths harmless instead of trying to recognise them: the command sees the system read-only, the
 user's real workspace as an empty directory, the user's home as an empty private directory in which only
-the toolchains installed there reappear (read-only), credential files unreadable wherever they are
-still visible, its own ``/proc``, ``/tmp`` and ``/run``, no network, and the shadow copy as the only
-writable place it shares with the host.
+the toolchains installed there reappear (read-only), the other homes (``/home``, ``/root``) and the
+workspace's neighbours (the other checkouts beside it, see ``SYSTEM_TOPS``) hidden too, credential files
+unreadable wherever they are still visible, its own ``/proc``, ``/tmp`` and ``/run``, no network, and
+the shadow copy as the only writable place it shares with the host. The folders the shadow copy links
+to come back read-only, with the secret files inside them masked (``masked``). The rest of the system
+stays readable: ``/opt``, ``/srv``, ``/mnt``, a project in ``/data``; docs/permissions.md says so.
+
+In ``shell.mode = "workspace"`` the writable place is the real workspace, with every secret file in it
+masked, except the git configuration, which git cannot run without (issue 5's review, finding 9c):
+there a git ``config`` that holds no credentials (``git_config_holds_credentials``) stays readable,
+mounted read-only over itself, and so does the ``hooks`` directory, so that a command can neither plant
+``core.fsmonitor``, ``core.hooksPath`` or an alias nor a hook that the user's own git would run later,
+outside the sandbox. A config holding credentials is masked and git fails there ("Permission denied"):
+the user opted into the real workspace, not into showing their token to the model.
 
 Order of use:
 
@@ -25,6 +36,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -94,6 +106,40 @@ GIT_CONFIGS = ("config", "config.worktree")
 # ssh and gpg agents under /run/user). A read-only mount does not stop connect() on a Unix socket.
 PRIVATE_DIRS = (Path("/tmp"), Path("/run"))
 
+# Other users' homes (and root's, when the server runs as root with another HOME), hidden like the
+# user's: other projects and their .env files, keys, shell histories. PATH directories and our
+# interpreter under them come back; Homebrew on Linux lives in a home of its own and comes back whole.
+OTHER_HOMES = (Path("/home"), Path("/root"))
+SHARED_HOMES = (Path("/home/linuxbrew"),)
+
+# The workspace's parent directory is hidden too (other checkouts beside it, with their .env files:
+# /work/app beside /work/other), unless it is / or a top-level directory named in SYSTEM_TOPS, or lies
+# inside SYSTEM_TREES or a tree already hidden: hiding /opt or /usr/src could hide toolchains.
+SYSTEM_TOPS = frozenset(
+    {
+        "bin", "boot", "dev", "etc", "gnu", "home", "lib", "lib32", "lib64", "libx32", "media", "mnt",
+        "nix", "opt", "proc", "root", "run", "sbin", "snap", "srv", "sys", "tmp", "usr", "var",
+    }
+)  # fmt: skip
+SYSTEM_TREES = tuple(
+    Path(p) for p in ("/bin", "/boot", "/dev", "/etc", "/gnu", "/lib", "/lib32", "/lib64", "/libx32",
+                      "/nix", "/proc", "/sbin", "/snap", "/sys", "/usr")
+)  # fmt: skip
+
+# What makes a git config hold credentials (git-config(1), gitcredentials(7)): a user and token in an
+# HTTP(S) or FTP remote URL (``https://user:token@``, ``https://ghp_x@``, in ``url`` or an ``insteadOf``
+# section name), a password in any URL, an ``http.extraHeader`` (what CI checkouts write their token
+# to), a ``[credential]`` section (a helper may print a password inline), and included files (which we
+# do not follow).
+_GIT_CREDENTIALS = re.compile(
+    r"""\b(?:https?|ftps?)://[^\s/@"]+@
+      | ://[^\s/@:"]*:[^\s/@"]*@
+      | extraheader
+      | ^\s*\[\s*(?:credential|include)""",
+    re.IGNORECASE | re.MULTILINE | re.VERBOSE,
+)
+_GIT_CONFIG_BYTES = 1024 * 1024
+
 
 @dataclass(frozen=True)
 class Sandbox:
@@ -123,28 +169,32 @@ class Sandbox:
         """The ``bwrap`` argv that runs ``argv`` in ``shadow`` inside the sandbox.
 
         Mounts come in this order, each covering the ones before it: the system read-only; a private
-        ``/dev`` and ``/proc``; empty ``/tmp`` and ``/run``; the empty workspace; the empty home; the
-        re-exposed directories (tool directories, PATH directories and ``HOME_TOOLCHAINS``); the
-        ``readonly`` entries; the masked credentials; the writable shadow; and last the masks inside
-        the shadow (``masked``, and the workspace's git config when the shadow is the workspace). Every
-        path is resolved first (symlinks, ``..``); paths with spaces need no quoting since this is an
-        argv.
+        ``/dev`` and ``/proc``; empty ``/tmp`` and ``/run``; the empty other homes, workspace parent,
+        workspace and home; the re-exposed directories (tool directories, PATH directories, the
+        virtual environments holding PATH directories, and ``HOME_TOOLCHAINS``); the ``readonly``
+        entries; the masked credentials and secrets; the writable shadow; and last the masks inside
+        the shadow (the ``masked`` ones there, and the workspace's git config when the shadow is the
+        workspace). Every path is resolved first (symlinks, ``..``); paths with spaces need no quoting
+        since this is an argv.
 
         Args:
             argv: the command to run (``["/bin/bash", "-c", command]``).
             shadow: the shadow copy's root; the only writable host directory, and the working directory.
-            workspace_root: the user's real workspace, hidden; the config of the git repositories
-                holding it is masked too.
+                When it is ``workspace_root`` itself (workspace mode), git configs without credentials
+                and git hooks inside it are mounted read-only instead of masked (module docstring).
+            workspace_root: the user's real workspace, hidden with its parent directory's other
+                entries; the config of the git repositories holding it is masked too.
             environ: the command's environment. ``HOME`` names the home to hide (unless unset, relative,
                 missing or ``/``) and whose credentials to mask; it keeps its value, and inside the
                 sandbox is an empty writable tmpfs, discarded afterwards. ``PATH`` directories under
-                the home, ``/tmp`` or ``/run`` stay visible (NixOS keeps its programs in
-                ``/run/current-system``).
+                a hidden tree other than the workspace stay visible (NixOS keeps its programs in
+                ``/run/current-system``), with the virtual environment holding them when there is one.
             readonly: real paths mounted read-only at their own path, over the hidden trees: the
                 workspace entries the shadow links to (``node_modules``, ``.venv``). A missing one is
                 skipped.
-            masked: files and directories made unreadable after the shadow is mounted: the secret
-                files of the workspace when ``shadow`` is the workspace itself (workspace mode).
+            masked: files and directories made unreadable wherever the command can reach them: the
+                secrets inside the ``readonly`` folders, or, in workspace mode, every secret of the
+                workspace. A directory becomes an empty tmpfs; a missing path is skipped.
 
         Returns:
             ``[bwrap, options..., "--", *argv]``; it never fails, and a mount bwrap cannot make makes
@@ -152,6 +202,7 @@ class Sandbox:
         """
         shadow = _real(shadow)
         workspace = _real(workspace_root)
+        in_workspace = shadow == workspace
         homes = _hidden_home(environ.get("HOME"))
         args = [
             self.bwrap,
@@ -165,14 +216,19 @@ class Sandbox:
             # Private and empty (see PRIVATE_DIRS): host temp files and agent sockets are out of reach.
             "--tmpfs", "/tmp",
             "--tmpfs", "/run",
-            # The user's real workspace, empty: absolute paths and absolute symlinks into it find nothing.
-            "--tmpfs", str(workspace),
         ]  # fmt: skip
+        others = _other_homes(homes)
+        neighbours = _hidden_parent(workspace, (*PRIVATE_DIRS, *others, *homes))
+        for tree in (*others, *neighbours):
+            # Other users' homes and the checkouts beside the workspace: their .env files and keys.
+            args += ["--tmpfs", str(tree)]
+        # The user's real workspace, empty: absolute paths and absolute symlinks into it find nothing.
+        args += ["--tmpfs", str(workspace)]
         for home in homes:
             # Empty, private and writable (caches land here and vanish): other projects' .env files,
             # tool configs with keys, and sockets under ~/.local/share are out of reach.
             args += ["--tmpfs", str(home)]
-        hidden = (*PRIVATE_DIRS, workspace, *homes)
+        hidden = (*PRIVATE_DIRS, *others, *neighbours, workspace, *homes)
         reexposed = self._reexposed(hidden, workspace, homes, environ.get("PATH", ""))
         for directory in reexposed:
             # After the hidden trees: our interpreter, the PATH programs and the home's toolchains run.
@@ -181,25 +237,37 @@ class Sandbox:
         for path in linked:
             # Where the shadow's links point: dependency trees, read-only over the hidden workspace.
             args += ["--ro-bind-try", str(path), str(path)]
+        git_configs = _git_configs(workspace)
         secrets = [
             *_home_credentials(environ.get("HOME")),
             *_existing(SYSTEM_CREDENTIALS),
-            *_git_configs(workspace),
+            *git_configs,
+            *_existing(masked),
         ]
+        # In workspace mode git must keep working: a git config without credentials stays readable.
+        readable = {
+            path
+            for path in secrets
+            if in_workspace and _is_git_config(path, git_configs) and not git_config_holds_credentials(path)
+        }
         # The shadow is mounted last, over whatever hides it (the private /tmp, or the workspace itself
         # in workspace mode): a secret inside it is masked after it.
         visible = _visible(secrets, hidden, [*reexposed, *linked, shadow])
-        inside = [p for p in (*visible, *_existing(masked)) if p.is_relative_to(shadow)]
-        for path in (p for p in visible if p not in inside):
-            # After the re-exposed directories, so none of them can uncover a credential.
+        inside = [p for p in visible if p.is_relative_to(shadow)]
+        for path in (p for p in visible if p not in inside and _real(p) not in readable):
+            # After the re-exposed directories and linked folders, so none of them can uncover a secret.
             args += _mask(path)
         args += [
             # Last but the masks inside it, so no other mask covers it (it usually lives under the
             # private /tmp).
             "--bind", str(shadow), str(shadow),
         ]  # fmt: skip
-        for path in dict.fromkeys(inside):
-            args += _mask(path)
+        for path in inside:
+            # Read-only over itself: git reads it, and no command can plant settings the user's git runs.
+            args += ["--ro-bind", str(path), str(path)] if _real(path) in readable else _mask(path)
+        if in_workspace:
+            for hooks in _git_hooks((p for p in secrets if _is_git_config(p, git_configs)), shadow):
+                args += ["--ro-bind", str(hooks), str(hooks)]  # no hook planted for the user's git
         args += [
             "--chdir", str(shadow),
             # A TMPDIR outside /tmp would be read-only in here; the default /tmp is private and writable.
@@ -214,15 +282,18 @@ class Sandbox:
     ) -> list[Path]:
         """Directories a hidden tree hides that the command needs, sorted; none inside another one.
 
-        Tool directories come back from any hidden tree; PATH directories and the home's toolchains
-        from the home, ``/tmp`` and ``/run``, never from inside the workspace. A directory holding the
-        workspace or the home is never re-exposed, which would uncover it. Both are judged by their
-        resolved path.
+        Tool directories and ``SHARED_HOMES`` come back from any hidden tree; PATH directories (or
+        the virtual environment holding one: its ``bin`` alone would run without its packages) and
+        the home's toolchains from any hidden tree but the workspace, never from inside the
+        workspace. A directory holding the workspace or the home is never re-exposed, which would
+        uncover it. Both are judged by their resolved path.
         """
-        path_dirs = [Path(entry) for entry in search_path.split(os.pathsep) if os.path.isabs(entry)]
+        path_dirs = [
+            _venv_root(Path(entry)) for entry in search_path.split(os.pathsep) if os.path.isabs(entry)
+        ]
         toolchains = [home / name for home in homes for name in HOME_TOOLCHAINS]
-        opened = (*PRIVATE_DIRS, *homes)
-        candidates = {found for d in self.tool_dirs for found in _under(d, hidden)}
+        opened = [tree for tree in hidden if tree != workspace]
+        candidates = {found for d in (*self.tool_dirs, *SHARED_HOMES) for found in _under(d, hidden)}
         candidates.update(
             found
             for d in (*path_dirs, *toolchains)
@@ -320,6 +391,51 @@ def _version(bwrap: str) -> str:
     except (OSError, subprocess.SubprocessError):
         return "bubblewrap"
     return done.stdout.decode("utf-8", "replace").strip() or "bubblewrap"
+
+
+def git_config_holds_credentials(config: Path) -> bool:
+    """Whether the git config file ``config`` holds credentials (``_GIT_CREDENTIALS``); True when it
+    cannot be read. Reads at most its first MiB. Blocks."""
+    try:
+        with config.open("rb") as stream:
+            text = stream.read(_GIT_CONFIG_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return True
+    return _GIT_CREDENTIALS.search(text) is not None
+
+
+def _is_git_config(path: Path, git_configs: Sequence[Path]) -> bool:
+    """``path`` is a config of the repositories holding the workspace, or a ``config`` or
+    ``config.worktree`` inside a ``.git`` directory (a submodule's, a nested repository's)."""
+    return path in git_configs or (path.name in GIT_CONFIGS and ".git" in path.parts)
+
+
+def _git_hooks(configs: Iterable[Path], tree: Path) -> list[Path]:
+    """The ``hooks`` directories beside the git ``configs`` that lie in ``tree``, sorted."""
+    found = {config.parent / "hooks" for config in configs}
+    return sorted(d for d in found if d.is_relative_to(tree) and d.is_dir() and not d.is_symlink())
+
+
+def _other_homes(homes: Sequence[Path]) -> tuple[Path, ...]:
+    """The existing ``OTHER_HOMES``, resolved, but the user's own home (hidden on its own)."""
+    found = dict.fromkeys(_real(h) for h in OTHER_HOMES if h.is_dir())
+    return tuple(h for h in found if h not in homes and h != Path("/"))
+
+
+def _hidden_parent(workspace: Path, hidden: Sequence[Path]) -> tuple[Path, ...]:
+    """The workspace's parent directory, alone, when it can be hidden (see ``SYSTEM_TOPS``); else none."""
+    parent = workspace.parent
+    if parent == workspace or parent == Path("/") or (len(parent.parts) == 2 and parent.name in SYSTEM_TOPS):
+        return ()
+    if any(parent.is_relative_to(tree) for tree in (*SYSTEM_TREES, *hidden)) or not parent.is_dir():
+        return ()
+    return (parent,)
+
+
+def _venv_root(directory: Path) -> Path:
+    """The virtual environment holding the ``bin`` directory ``directory`` (its ``pyvenv.cfg`` is in the
+    parent, PEP 405), else ``directory`` itself."""
+    return directory.parent if (directory.parent / "pyvenv.cfg").is_file() else directory
 
 
 def _mask(path: Path) -> list[str]:

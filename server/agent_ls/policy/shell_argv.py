@@ -1,11 +1,11 @@
-"""The argv side of shell parsing: words, transparent wrappers, ``find -exec``, ``watch``, git options.
+"""The argv side of shell parsing: transparent wrappers, ``find -exec``, ``watch``, variable names.
 
 ``shell_parse`` turns the syntax tree into ``Word`` lists; the functions here read the options of the
-commands that run other commands, so that ``timeout 5 env X=1 rm x`` is judged as ``rm x`` and
-``git -C dir push`` as ``git push``. Option syntax follows GNU coreutils/findutils/procps-ng and git's
-``git.c`` (global options are matched exactly; subcommand long options may be abbreviated, as git's
-parse-options allows). An option a wrapper does not document is an error, never a guess: guessing
-wrong whether it takes a value would shift which word is the command.
+commands that run other commands, so that ``timeout 5 env X=1 rm x`` is judged as ``rm x``, and of the
+builtins that assign variables named by their arguments (``read``, ``printf -v``...). Option syntax
+follows GNU coreutils/findutils/procps-ng and the bash 5 builtins. An option a wrapper does not
+document is an error, never a guess: guessing wrong whether it takes a value would shift which word is
+the command. git is read in ``shell_git``.
 """
 
 from __future__ import annotations
@@ -13,39 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent_ls.policy.shell_state import variable_risk
 from agent_ls.policy.shell_words import Word
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"})
 _SYSTEM_BIN_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
-
-# Variables that make a program run other code, load libraries or write files: set as a command prefix
-# they make that command risky; assigned on their own (or exported) they make every command risky.
-_RISKY_VARIABLES = frozenset(
-    {
-        "PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS", "BASHOPTS",
-        "PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE", "EDITOR", "VISUAL",
-        "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND",
-        "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR",
-        "NODE_OPTIONS", "PERL5OPT", "RUBYOPT",
-    }
-)  # fmt: skip
-_RISKY_VARIABLE_PREFIXES = ("LD_", "DYLD_", "GIT_CONFIG", "GIT_TRACE")
-
-# git configuration keys whose value is a program to run, or that pull in other configuration.
-_RISKY_GIT_KEYS = frozenset(
-    {"core.pager", "core.sshcommand", "core.editor", "core.fsmonitor", "core.hookspath", "core.askpass",
-     "core.gitproxy", "diff.external", "sequence.editor", "gpg.program", "credential.helper",
-     "uploadpack.packobjectshook"}
-)  # fmt: skip
-_RISKY_GIT_KEY_PREFIXES = ("pager.", "alias.", "filter.", "include.", "includeif.", "credential.")
-_RISKY_GIT_KEY_SUFFIXES = (".command", ".driver", ".textconv", ".program", ".cmd", ".helper")
-# Subcommand options that run a program or write a file (matched as abbreviations too).
-_RISKY_GIT_LONG = ("ext-diff", "output", "upload-pack", "receive-pack", "exec", "open-files-in-pager")
-
-
-def is_risky_variable(name: str) -> bool:
-    """Whether assigning ``name`` can make programs run other code (``PATH``, ``GIT_PAGER``...)."""
-    return name in _RISKY_VARIABLES or name.startswith(_RISKY_VARIABLE_PREFIXES)
 
 
 def system_bin_dir(directory: str) -> bool:
@@ -72,10 +44,12 @@ class _Scanned:
     index: int  # of the first operand
     seen: tuple[tuple[str, str | None], ...]  # options in order, as ("-n", "5") or ("--signal", "KILL")
     error: str | None = None
+    dynamic: frozenset[str] = frozenset()  # options whose value is a word not known statically
 
 
 def _scan(name: str, args: Sequence[Word], spec: _Options) -> _Scanned:
     seen: list[tuple[str, str | None]] = []
+    dynamic: set[str] = set()
     i = 0
     while i < len(args):
         word = args[i]
@@ -83,7 +57,7 @@ def _scan(name: str, args: Sequence[Word], spec: _Options) -> _Scanned:
         if not word.static or not arg.startswith("-") or (arg == "-" and not spec.dash_alone):
             break
         if arg == "--":
-            return _Scanned(i + 1, tuple(seen))
+            return _Scanned(i + 1, tuple(seen), dynamic=frozenset(dynamic))
         if arg == "-" or (spec.numeric and arg.lstrip("-").isdigit()):
             seen.append((arg, None))
             i += 1
@@ -95,6 +69,8 @@ def _scan(name: str, args: Sequence[Word], spec: _Options) -> _Scanned:
                     if i + 1 >= len(args):
                         return _Scanned(len(args), tuple(seen), f"{name} {option} needs a value")
                     value = args[i + 1].text
+                    if not args[i + 1].static:
+                        dynamic.add(option)
                     i += 1
                 seen.append((option, value))
             elif option[2:] in spec.long_flags:
@@ -115,13 +91,15 @@ def _scan(name: str, args: Sequence[Word], spec: _Options) -> _Scanned:
                     if i + 1 >= len(args):
                         return _Scanned(len(args), tuple(seen), f"{name} -{letter} needs a value")
                     attached = args[i + 1].text
+                    if not args[i + 1].static:
+                        dynamic.add(f"-{letter}")
                     i += 1
                 seen.append((f"-{letter}", attached or None))
                 break
             else:
                 return _Scanned(i, tuple(seen), f"unknown option of {name}: -{letter}")
         i += 1
-    return _Scanned(i, tuple(seen))
+    return _Scanned(i, tuple(seen), dynamic=frozenset(dynamic))
 
 
 # -- transparent wrappers --------------------------------------------------------------------------
@@ -212,9 +190,9 @@ def unwrap(words: Sequence[Word]) -> Unwrapped | None:
         if "-S" in options or "--split-string" in options:
             return Unwrapped((), error="env -S (split a string into a command) is not supported")
         while rest and _assignment_name(rest[0]) is not None:
-            variable = _assignment_name(rest[0]) or ""
-            if is_risky_variable(variable):
-                risky.append(f"{variable}= can make the program run other code")
+            reason = variable_risk(_assignment_name(rest[0]) or "", session=False)
+            if reason is not None:
+                risky.append(reason)
             rest = rest[1:]
     elif name == "command" and ("-v" in options or "-V" in options):
         return Unwrapped(())  # a lookup, not a run
@@ -352,6 +330,53 @@ def mapfile_callback(words: Sequence[Word]) -> bool:
     return scanned.error is not None or any(option == "-C" for option, _ in scanned.seen)
 
 
+# Builtins that assign or test variables named by their arguments (bash 5: read, printf -v, getopts,
+# mapfile, wait -p, unset, test -v).
+_NAME_TAKING: dict[str, _Options] = {
+    "read": _Options(flags="ers", valued="adinNptu"),
+    "printf": _Options(valued="v"),
+    "getopts": _Options(),
+    "mapfile": _MAPFILE,
+    "readarray": _MAPFILE,
+    "wait": _Options(flags="nf", valued="p"),
+}
+
+
+def variable_operands(words: Sequence[Word]) -> tuple[Word, ...] | None:
+    """The words naming the variables a builtin assigns or tests, or None if ``words`` is no such builtin.
+
+    ``read [-a NAME] NAME...``, ``printf -v NAME``, ``getopts OPTSTRING NAME``, ``mapfile``/``readarray
+    [NAME]``, ``wait -p NAME``, ``test``/``[`` ``-v NAME``/``-R NAME``; ``unset`` is a declaration in the
+    grammar. When the options cannot be read, every argument.
+    """
+    name = words[0].text
+    args = list(words[1:])
+    if name in ("test", "["):
+        return tuple(
+            args[i + 1] for i, word in enumerate(args[:-1]) if word.static and word.text in ("-v", "-R")
+        )
+    spec = _NAME_TAKING.get(name)
+    if spec is None:
+        return None
+    scanned = _scan(name, args, spec)
+    if scanned.error is not None:
+        return tuple(args)
+    operands = args[scanned.index :]
+    named_by = {"read": "-a", "printf": "-v", "wait": "-p"}.get(name)
+    values = tuple(
+        Word(value, static=option not in scanned.dynamic)
+        for option, value in scanned.seen
+        if option == named_by and value is not None
+    )
+    if name == "read":
+        return (*values, *operands)
+    if name == "getopts":
+        return tuple(operands[1:2])
+    if name in ("mapfile", "readarray"):
+        return tuple(operands[:1])
+    return values
+
+
 @dataclass(frozen=True)
 class FindRun:
     """The commands ``find`` runs (``-exec``/``-execdir``/``-ok``/``-okdir``, ``{}`` kept) and its risks."""
@@ -383,74 +408,3 @@ def find_exec_segments(words: Sequence[Word]) -> FindRun:
             risky.append(f"find {arg} writes a file")
         i += 1
     return FindRun(tuple(segments), tuple(risky))
-
-
-# -- git -------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GitNormal:
-    """``git`` argv with its global options removed (``git <subcommand> ...``), and why it is risky."""
-
-    words: tuple[Word, ...]
-    risky: tuple[str, ...] = ()
-
-
-_GIT_GLOBAL_FLAGS = frozenset(
-    {"-P", "--no-pager", "--bare", "--no-replace-objects", "--literal-pathspecs", "--glob-pathspecs",
-     "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--no-lazy-fetch", "--no-advice"}
-)  # fmt: skip
-_GIT_GLOBAL_VALUED = frozenset(
-    {"-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--attr-source"}
-)
-
-
-def git_normalize(words: Sequence[Word]) -> GitNormal:
-    """Drop git's global options (``git.c`` handle_options) and note those that run or write."""
-    risky: list[str] = []
-    i = 1
-    while i < len(words) and words[i].static:
-        arg = words[i].text
-        option, equals, value = arg.partition("=")
-        if arg in ("-c", "--config-env") or option == "--config-env":
-            if not equals:
-                i += 1
-                value = words[i].text if i < len(words) else ""
-            risky.append(f"git {option} {value} changes configuration")
-        elif arg in ("-p", "--paginate"):
-            risky.append(f"git {arg} runs a pager")
-        elif option == "--exec-path":
-            risky.append("git --exec-path changes where git finds its programs")
-        elif arg in _GIT_GLOBAL_FLAGS:
-            pass
-        elif option in _GIT_GLOBAL_VALUED:
-            i += 0 if equals else 1
-        else:
-            break
-        i += 1
-    args = tuple(words[i + 1 :])
-    subcommand = words[i].text if i < len(words) and words[i].static else ""
-    for word in args:
-        arg = word.text
-        if not word.static:
-            continue
-        if arg.startswith("--") and len(arg) > 2:
-            name = arg[2:].partition("=")[0]
-            if any(long.startswith(name) for long in _RISKY_GIT_LONG):
-                risky.append(f"git {subcommand} {arg} can run a program or write a file")
-        elif subcommand == "grep" and arg.startswith("-O"):
-            risky.append("git grep -O runs a program")
-        if subcommand == "config" and _risky_git_key(arg):
-            risky.append(f"git config {arg} sets a program to run")
-    if word_glob := [word.text for word in args if word.glob]:
-        risky.append(f"git arguments with patterns may expand to options: {' '.join(word_glob)}")
-    return GitNormal((words[0], *words[i:]), tuple(risky))
-
-
-def _risky_git_key(arg: str) -> bool:
-    key = arg.partition("=")[0].lower()
-    return (
-        key in _RISKY_GIT_KEYS
-        or key.startswith(_RISKY_GIT_KEY_PREFIXES)
-        or key.endswith(_RISKY_GIT_KEY_SUFFIXES)
-    )

@@ -7,7 +7,8 @@ that the permission engine judges ``rm`` in ``git status && rm -rf b``, in ``ls 
 1. Parse the text with tree-sitter-bash. An ERROR or MISSING node sets ``error`` (the commands found
    are still returned); so do an escaped blank starting a word, which the grammar drops (``\\ rm``),
    and arithmetic on variables or command output (``$((x))``, ``((x))``, ``[[ x -eq 0 ]]``,
-   ``${s:x}``, ``${a[x]}``, and ``${x@P}``), which runs a ``$(...)`` held in the value.
+   ``${s:x}``, ``${a[x]}``, ``a[x]=1``, ``let``, ``declare -i``, ``read 'a[x]'``, ``[ -v 'a[x]' ]``,
+   and ``${x@P}``, ``${!x}``), which runs a ``$(...)`` held in the value or the subscript.
 2. Walk the tree: lists, pipelines, subshells, brace groups, loop/if/case bodies and conditions,
    function bodies, assignments, declarations, and every ``$(...)``, backtick, ``<(...)``, ``>(...)``
    and unquoted heredoc body inside words and redirections. ``[ ]`` and ``[[ ]]`` are read by the
@@ -17,7 +18,9 @@ that the permission engine judges ``rm`` in ``git status && rm -rf b``, in ``ls 
    compound statements), then normalization of argv: prefix assignments dropped (noting risky ones),
    directory prefix of the command word dropped, transparent wrappers unwrapped, scripts of
    ``bash -c``/``eval``/``watch``/``trap``/a heredoc fed to a shell parsed recursively, the command of
-   ``find -exec`` and ``xargs`` emitted, git global options removed.
+   ``find -exec`` and ``xargs`` emitted, git global options removed (``shell_git``). What a command
+   changes for the commands after it (``GLOBIGNORE=x``, ``shopt -s dotglob``, ``read IFS``, ``eval
+   PATH=x``: ``shell_state``) makes every command of the script risky.
 
 Order of ``ParsedShell.commands``: each command, then the commands nested in its words and
 redirections (outer before inner), then the next command. Redirections of a compound statement
@@ -26,7 +29,8 @@ command's own. A redirection with no command (``> file``) is a ``SimpleCommand``
 
 Semantics follow bash 5 (``man bash``: SHELL GRAMMAR, QUOTING, REDIRECTION) and the corpus
 ``shell-commands/README.md`` (semantics 1-7). Word-level quote removal is in ``shell_words``; the
-options of wrappers, shells, ``find``, ``watch`` and git in ``shell_argv``.
+options of wrappers, shells, ``find``, ``watch`` and name-taking builtins in ``shell_argv``; git in
+``shell_git``; variables and shell options in ``shell_state``.
 """
 
 from __future__ import annotations
@@ -46,15 +50,16 @@ import tree_sitter_bash
 from agent_ls.policy.shell_argv import (
     SHELLS,
     find_exec_segments,
-    git_normalize,
-    is_risky_variable,
     mapfile_callback,
     shell_invocation,
     system_bin_dir,
     trap_script,
     unwrap,
+    variable_operands,
     watch_command,
 )
+from agent_ls.policy.shell_git import git_normalize
+from agent_ls.policy.shell_state import arithmetic_subscript, name_and_subscript, state_change, variable_risk
 from agent_ls.policy.shell_words import (
     Word,
     adjacent_groups,
@@ -118,11 +123,15 @@ class SimpleCommand:
             ``"${VAR:-rm}"``, ``$'r\\x6d'``, ``${IFS}`` tricks, globs and brace expansion, ``eval $x``,
             a shell whose script cannot be read... Such a command is never allowed.
         risky: why this command can execute or write more than its name says, or None. Set for git
-            ``-c``/``-p``/``--paginate``/``--ext-diff``/``--output``/``--exec-path`` and config keys that
-            run programs, ``GIT_PAGER``-style, ``PATH``, ``LD_PRELOAD``, ``BASH_ENV``... variables in
-            the prefix or assigned anywhere in the input, a command word run by path outside the
-            system bin directories (``./ls``, ``/tmp/x/ls``), brace expansion in arguments, ``find
-            -fprint``. Several reasons are joined by ``; ``. A risky command is never auto-allowed.
+            options, subcommands and config writes that run programs or point git at another
+            repository (``shell_git``: ``-c``, ``-p``, ``--git-dir``, ``-C dir``, ``difftool``,
+            ``--ext-diff``, ``--textconv``...), ``GIT_PAGER``-style, ``GIT_DIR``, ``PATH``,
+            ``LD_PRELOAD``, ``BASH_ENV``... variables in the prefix, and for every command of the input
+            when such a variable or one that changes expansion (``GLOBIGNORE``, ``IFS``...) is assigned
+            anywhere in it, or a shell option changes (``shopt -s dotglob``, ``set -k``: ``shell_state``);
+            also a command word run by path outside the system bin directories (``./ls``,
+            ``/tmp/x/ls``), brace expansion in arguments, ``find -fprint``. Several reasons are joined
+            by ``; ``. A risky command is never auto-allowed.
         redirects: its redirections, in order: its own, then those of enclosing compound statements.
     """
 
@@ -339,10 +348,53 @@ class _Script:
 
     def declaration(self, node: tree_sitter.Node, outer: tuple[Redirect, ...], level: int) -> None:
         """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``: emitted as commands."""
-        argv = [node.children[0].type] if node.children else []
-        argv += [resolve_word(self.src, [child]).text for child in node.named_children]
+        keyword = node.children[0].type if node.children else ""
+        words = [resolve_word(self.src, [child]) for child in node.named_children]
+        for child, word in zip(node.named_children, words, strict=True):
+            if child.type != "variable_assignment":  # those are read by walk() and the arithmetic check
+                self.declared(keyword, word)
+        argv = [keyword] if keyword else []
+        argv += [word.text for word in words]
         self.out.commands.append(SimpleCommand(tuple(argv), self.text(node), redirects=outer))
         self.walk_children(node, outer, level)
+
+    def declared(self, keyword: str, word: Word) -> None:
+        """Note what one word of ``declare``/``export``/``local``/``readonly``/``typeset``/``unset`` changes.
+
+        A name not known statically or a risky variable assigned (or unset: without ``PATH`` bash
+        searches a default path ending in ``.``) makes every command risky; so does a nameref
+        (``declare -n``), through which later assignments reach any variable. The integer attribute
+        (``declare -i``) and arithmetic subscripts (``declare 'a[x]=1'``) evaluate values as arithmetic,
+        which runs the ``$(...)`` a value may hold: an error.
+        """
+        text = word.text
+        if not word.static:
+            self.session_risky.append(f"{keyword} {text} may assign any variable")
+        elif text[:1] in ("-", "+") and keyword in ("declare", "typeset", "local"):
+            if "n" in text:
+                self.session_risky.append(
+                    f"{keyword} {text}: a nameref lets later assignments change any variable"
+                )
+            if "i" in text and text[0] == "-":
+                self.out.errors.append(
+                    f"{keyword} {text} makes assignments arithmetic, which runs the $(...) a value may hold"
+                )
+        elif (parsed := name_and_subscript(text)) is not None:
+            self.named_variable(keyword, word, parsed, assigns=keyword == "unset" or "=" in text)
+
+    def named_variable(
+        self, command: str, word: Word, parsed: tuple[str, str | None], *, assigns: bool
+    ) -> None:
+        """A variable named by an argument (``read IFS``, ``printf -v 'a[x]'``, ``export 'PATH=x'``)."""
+        name, subscript = parsed
+        if arithmetic_subscript(subscript):
+            self.out.errors.append(
+                f"{command} {word.text}: the array subscript is evaluated as arithmetic, which runs the"
+                " $(...) a value may hold"
+            )
+        reason = variable_risk(name, session=True) if assigns else None
+        if reason is not None:
+            self.session_risky.append(f"{command} {word.text}: {reason}")
 
     def backquotes(self, node: tree_sitter.Node) -> None:
         """Walk the backquote substitutions of an unquoted heredoc body (the grammar leaves them as text)."""
@@ -359,19 +411,18 @@ class _Script:
         if self.depth + 1 > MAX_SCRIPT_DEPTH:
             self.out.errors.append(f"scripts nested deeper than {MAX_SCRIPT_DEPTH} levels")
             return
-        _Script(script.encode("utf-8"), self.out, depth=self.depth + 1).run()
+        nested = _Script(script.encode("utf-8"), self.out, depth=self.depth + 1)
+        nested.run()
+        self.session_risky.extend(nested.session_risky)  # cautious: a backquote runs in a subshell
 
     def note_assignment(self, node: tree_sitter.Node, *, session: bool) -> str | None:
         """The risk of assigning this variable (``PATH=``, ``GIT_PAGER=``...), recorded for the script."""
         name_node = node.child_by_field_name("name")
         name = self.text(name_node) if name_node is not None else ""
-        if not is_risky_variable(name):
-            return None
-        if session:
-            reason = f"{name}= assigned in the script can make later programs run other code"
+        reason = variable_risk(name, session=session)
+        if reason is not None and session:
             self.session_risky.append(reason)
-            return reason
-        return f"{name}= can make the program run other code"
+        return reason
 
     # -- one simple command ----------------------------------------------------------------------
 
@@ -503,6 +554,7 @@ class _Script:
                     return
                 words = list(unwrapped.words)
                 continue
+            self.builtin_effects(name, words)
             if name == "find":
                 find = find_exec_segments(words)
                 self.emit(words, replace(ctx, risky=(*ctx.risky, *find.risky)))
@@ -515,6 +567,22 @@ class _Script:
                 return
             self.emit(words, ctx)
             return
+
+    def builtin_effects(self, name: str, words: list[Word]) -> None:
+        """Note what a builtin changes for the rest of the script (``shell_state``), or runs as arithmetic."""
+        if name == "let" and any(c.isalpha() or c in "$`" for word in words[1:] for c in word.text):
+            self.out.errors.append(
+                "let evaluates its arguments as arithmetic, which runs the $(...) a value may hold"
+            )
+        if name in ("set", "shopt", "enable", "hash"):
+            change = state_change(words)
+            if change is not None:
+                self.session_risky.append(change)
+        for word in variable_operands(words) or ():
+            if not word.static:
+                self.session_risky.append(f"{name} {word.text} may assign any variable")
+            elif (parsed := name_and_subscript(word.text)) is not None:
+                self.named_variable(name, word, parsed, assigns=name not in ("test", "["))
 
     def shell(self, words: list[Word], ctx: _Exec) -> None:
         """``bash``/``sh``/...: recurse into ``-c SCRIPT`` or a heredoc script; a file is kept as is."""
@@ -547,7 +615,11 @@ class _Script:
             self.fail(words, ctx, f"scripts nested deeper than {MAX_SCRIPT_DEPTH} levels")
             return
         inner = _Output()
-        _Script(script.encode("utf-8"), inner, depth=self.depth + 1).run()
+        nested = _Script(script.encode("utf-8"), inner, depth=self.depth + 1)
+        nested.run()
+        # eval and trap scripts run in this shell: what they change holds for the rest of the input
+        # (for a child shell, `bash -c`, this is only cautious).
+        self.session_risky.extend(nested.session_risky)
         self.out.errors.extend(inner.errors)
         for command in inner.commands:
             command = _with_risky(command, ctx.risky)
@@ -724,10 +796,29 @@ def _arithmetic_on_variables(root: tree_sitter.Node) -> str | None:
         if kind == "test_command" and first == "[[":
             tests = [n for n in node.named_children if n.type == "binary_expression"]
             arithmetic = any(_operator(n) in _ARITHMETIC_TESTS for n in tests)
+        if kind == "test_command":
+            for test in (n for n in node.named_children if n.type == "unary_expression"):
+                operand = test.named_children[-1] if test.named_children else test
+                name = (operand.text or b"").decode("utf-8", errors="replace")
+                parsed = name_and_subscript(name.replace("'", "").replace('"', "").replace("\\", ""))
+                if _operator(test) in ("-v", "-R") and parsed is not None and arithmetic_subscript(parsed[1]):
+                    return f"{_snippet(test)} evaluates an array subscript, which runs the $(...) it may hold"
+        elif kind == "variable_assignment":
+            name_node = node.child_by_field_name("name")
+            if name_node is not None and name_node.type == "subscript":
+                index = name_node.child_by_field_name("index")
+                if index is None or arithmetic_subscript(
+                    (index.text or b"").decode("utf-8", errors="replace")
+                ):
+                    return f"{_snippet(node)} evaluates an array subscript, which runs the $(...) it may hold"
         elif kind == "expansion":
             text = _snippet(node)
             if text.endswith("@P}"):
                 return f"{text} expands a variable as a prompt, which runs the $(...) its value holds"
+            whole = (node.text or b"").decode("utf-8", errors="replace")
+            listing = whole.endswith(("*}", "@}", "*]}", "@]}"))  # ${!p*}, ${!a[@]}: names, keys
+            if whole.startswith("${!") and not listing:
+                return f"{text} expands the variable a value names, which runs the $(...) its subscript holds"
             offsets = [n for n in node.named_children if n.type == "variable_name"][1:]  # ${s:x}
             indexes = [n.child_by_field_name("index") for n in node.named_children if n.type == "subscript"]
             arithmetic = bool(offsets) or any(

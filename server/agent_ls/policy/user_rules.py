@@ -6,7 +6,7 @@ Schema (``config.py`` validates it, reports problems as diagnostics, and applies
     allow = ["Bash(npm run test:*)", "bash: make *", "Read(docs/**)"]
     ask = ["Bash(git push --force*)"]
     deny = ["Bash(curl *)", "Read(./secrets/**)"]
-    secret_files = ["*.key"]            # extra secret patterns (gitignore-style); any file may add
+    secret_files = ["*.key"]            # extra secret patterns (gitignore-style, no "!"); any file may add
     not_secret_files = [".env.local"]   # removed from the secret list: user config (or a trusted workspace)
     [shell]
     mode = "shadow"                     # or "workspace": commands run in the real tree, stricter verdicts
@@ -29,6 +29,7 @@ import pathspec
 from pydantic import BaseModel, ConfigDict
 
 from agent_ls.policy.rules import Rule, RuleSyntaxError, parse_rule
+from agent_ls.workspace.paths import secret_pattern_problem
 
 ShellMode = Literal["shadow", "workspace"]
 
@@ -72,8 +73,8 @@ class PermissionConfig:
         rules: the rules of the user config then the workspace config, each with its source (the
             built-in rules and the editor settings' are not here).
         secret_files: extra secret-file patterns (gitignore-style), user's then workspace's.
-        not_secret_files: patterns removed from the built-in secret list (user config, or a trusted
-            workspace's).
+        not_secret_files: paths taken out of the secret list (user config, or a trusted workspace's);
+            the only way out of it.
         shell_mode: ``shadow`` (default) or ``workspace``.
         sandbox_enabled: False when a trusted file turned the sandbox off.
     """
@@ -108,7 +109,10 @@ def drop_bad_entries(table: dict[str, list[str]], report: Callable[[str, str], N
     """Remove from ``table`` (a validated ``[permissions]`` as plain data) the entries that cannot work.
 
     Rule strings must parse (``parse_rule``); secret patterns must be non-empty gitignore-style
-    patterns. ``report(key, message)`` is called once per entry removed, with its key (``allow``).
+    patterns, and a ``secret_files`` pattern may not re-include (``!.env``, also as a fullwidth ``！``:
+    ``workspace/paths.py`` ``secret_pattern_problem``), since any file, even an untrusted workspace's,
+    may add secret files and none may take the built-in ones away. ``report(key, message)`` is called
+    once per entry removed, with its key (``allow``).
     """
     for name, entries in table.items():
         kept = []
@@ -118,7 +122,12 @@ def drop_bad_entries(table: dict[str, list[str]], report: Callable[[str, str], N
                     parse_rule(entry, "deny", "")
                 elif not entry.strip():
                     raise RuleSyntaxError("an empty pattern matches nothing")
+                elif name == "secret_files":
+                    problem = secret_pattern_problem(entry)
+                    if problem is not None:
+                        raise RuleSyntaxError(f"{entry!r}: {problem}")
                 else:
+                    # An exemption may use "!" (it only narrows the exemption); it must compile.
                     pathspec.GitIgnoreSpec.from_lines([entry])
             except ValueError as exc:  # RuleSyntaxError, and pathspec's pattern errors
                 report(name, f"permissions.{name}: {exc}; this entry is ignored")

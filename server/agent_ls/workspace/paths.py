@@ -16,8 +16,11 @@ arguments (``check``: never raises, returns a verdict), and reads at use (``read
 6. refuse a secret by its real path (a symlink ``notes.txt -> .env`` is still ``.env``).
 
 Secrets are gitignore-style patterns (``DEFAULT_SECRET_PATTERNS``, from issue 5): a pattern without a
-``/`` matches any path component, ``**`` spans directories, ``!`` re-includes, and a pattern starting
-with ``/`` or ``~/`` is absolute (``/proc/**/environ``, ``~/.ssh``). A relative pattern is matched
+``/`` matches any path component, ``**`` spans directories, and a pattern starting with ``/`` or ``~/``
+is absolute (``/proc/**/environ``, ``~/.ssh``). The list only grows: each built-in group and the added
+patterns are compiled apart (a ``!`` line re-includes within its own group only), an added pattern may
+not start with ``!``, and the only way out is an exemption from the user (``not_secret``), which
+never lifts ``~/.ssh``, ``/proc/**/environ`` or agent-ls's config directory. A relative pattern is matched
 against the workspace-relative path inside a root, and against every tail of the absolute path
 outside (``/elsewhere/app/.env`` is a secret too). Paths and patterns are compared after Unicode
 compatibility folding (NFKD, marks and format characters dropped, NFKC, casefold), so ``.ENV``,
@@ -37,12 +40,13 @@ import os
 import pwd
 import stat
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 import pathspec
+from pathspec.patterns.gitwildmatch import GitWildMatchPattern
 
 from agent_ls.core.errors import PathRefused, ToolError
 
@@ -54,30 +58,49 @@ _PROC_ADVICE = "holds a process's environment (API keys); never read it, ask the
 _CONFIG_ADVICE = "is agent-ls's own configuration; ask the user for the setting you need"
 _OTHER_ADVICE = "is a secret file (configured); ask the user for what you need instead"
 
-# The built-in secret patterns, each with what the model should do instead. A pattern a user adds
-# gets _OTHER_ADVICE.
-_ADVICE = {
-    ".env": _ENV_ADVICE,
-    ".env.*": _ENV_ADVICE,
-    "!.env.example": _ENV_ADVICE,
-    "*.pem": _KEY_ADVICE,
-    "id_rsa*": _KEY_ADVICE,
-    "id_ed25519*": _KEY_ADVICE,
-    "id_ecdsa*": _KEY_ADVICE,
-    # A submodule's config lives under .git/modules/<name>/, a worktree's under .git/worktrees/.
-    "**/.git/**/config": _GIT_ADVICE,
-    "**/.git/**/config.worktree": _GIT_ADVICE,
-    # A workspace holding a home directory (or a copy of one) shows it as a component.
-    ".ssh": _SSH_ADVICE,
-    "~/.ssh": _SSH_ADVICE,
-    "/proc/**/environ": _PROC_ADVICE,
-}
 
-DEFAULT_SECRET_PATTERNS: tuple[str, ...] = tuple(_ADVICE)
+@dataclass(frozen=True)
+class _BuiltIn:
+    """One group of built-in secret patterns: gitignore lines, what to do instead, and whether an
+    exemption (``not_secret``) may lift it. A ``!`` line re-includes within its own group only."""
+
+    lines: tuple[str, ...]
+    advice: str
+    fixed: bool = False
+
+
+_BUILT_INS = (
+    _BuiltIn((".env",), _ENV_ADVICE),
+    # .env.example is the template without values; its "!" only takes it out of ".env.*".
+    _BuiltIn((".env.*", "!.env.example"), _ENV_ADVICE),
+    # Docker Compose's env_file convention (db.env, prod.env; OpenCode's default read rule is "*.env"
+    # too) and editor copies of any of those: Emacs's backup "x.env~" and auto-save "#x.env#" ("\#":
+    # a leading "#" would be a comment), Vim's swap ".x.env.swp" (".env.swp" is under ".env.*"). No
+    # language uses ".env" as a source extension, so "*.env" does not hide code; "*.env.*" would
+    # (config.env.ts), and is left out.
+    _BuiltIn(("*.env", "*.env~", "\\#*.env#", "*.env.sw?"), _ENV_ADVICE),
+    _BuiltIn(("*.pem",), _KEY_ADVICE),
+    _BuiltIn(("id_rsa*",), _KEY_ADVICE),
+    _BuiltIn(("id_ed25519*",), _KEY_ADVICE),
+    _BuiltIn(("id_ecdsa*",), _KEY_ADVICE),
+    # A submodule's config lives under .git/modules/<name>/, a worktree's under .git/worktrees/.
+    _BuiltIn(("**/.git/**/config",), _GIT_ADVICE),
+    _BuiltIn(("**/.git/**/config.worktree",), _GIT_ADVICE),
+    # A workspace holding a home directory (or a copy of one) shows it as a component.
+    _BuiltIn((".ssh",), _SSH_ADVICE),
+    # Never workspace files, so no fixture needs them: no exemption lifts these two.
+    _BuiltIn(("~/.ssh",), _SSH_ADVICE, fixed=True),
+    _BuiltIn(("/proc/**/environ",), _PROC_ADVICE, fixed=True),
+)
+
+DEFAULT_SECRET_PATTERNS: tuple[str, ...] = tuple(line for group in _BUILT_INS for line in group.lines)
 """Secret files, denied for read and write alike (issue 5): ``.env``, ``.env.*`` except
-``.env.example``, ``*.pem``, ``id_rsa*``, ``id_ed25519*``, ``id_ecdsa*``, git configs, ``.ssh``
-directories (``~/.ssh`` included), and every process's ``environ``. ``PathPolicy(config_dir=...)`` adds
-agent-ls's own user config directory."""
+``.env.example``, ``*.env`` and editor copies of those (``.env~``, ``#.env#``, ``.prod.env.swp``),
+``*.pem``, ``id_rsa*``, ``id_ed25519*``, ``id_ecdsa*``, git configs, ``.ssh`` directories (``~/.ssh``
+included), and every process's ``environ``. These always apply: ``PathPolicy(secret_patterns=...)``
+adds to them, ``PathPolicy(config_dir=...)`` adds agent-ls's own user config directory, and only
+``not_secret`` (the user's exemptions) takes paths out, never those of ``~/.ssh``, ``/proc`` or the
+config directory."""
 
 HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"})
 """Paths a shell redirection may name freely (``2>/dev/null``, ``>/dev/stderr``)."""
@@ -134,45 +157,108 @@ class _Escape(Exception):
         self.link = link
 
 
+@dataclass(frozen=True)
+class _Group:
+    """Compiled secret patterns that match together: relative ones are tried on every tail of a path,
+    absolute ones on the whole path; ``fixed`` groups are not lifted by exemptions."""
+
+    spec: pathspec.GitIgnoreSpec
+    absolute: bool
+    advice: str
+    fixed: bool = False
+
+    def matches(self, folded_abs: str, tails: Sequence[str]) -> bool:
+        if self.absolute:
+            return bool(folded_abs) and self.spec.match_file(folded_abs)
+        return any(self.spec.match_file(tail) for tail in tails)
+
+
 class _Secrets:
-    """Compiled secret patterns: relative ones, absolute ones, and the exemptions (``not_secret``)."""
+    """The secret matcher: a path is secret when a built-in or added group matches it and no exemption
+    does (a fixed group matches whatever the exemptions say).
+
+    Each built-in group and the added patterns are separate specs, so no line of one can take a path
+    out of another: the list only grows. Added patterns may not re-include at all (``ValueError``).
+    """
 
     def __init__(
-        self, patterns: Sequence[str], exempt: Sequence[str], home: Path, advice: Mapping[str, str]
+        self, added: Sequence[str], exempt: Sequence[str], home: Path, config_dirs: Sequence[Path] = ()
     ) -> None:
-        self._home = home
-        self._advice = {**_ADVICE, **advice}
-        self._relative, self._relative_advice = self._compile([p for p in patterns if not _is_absolute(p)])
-        self._absolute, self._absolute_advice = self._compile([p for p in patterns if _is_absolute(p)])
-        self._exempt_relative, _ = self._compile([p for p in exempt if not _is_absolute(p)])
-        self._exempt_absolute, _ = self._compile([p for p in exempt if _is_absolute(p)])
-
-    def _compile(self, patterns: list[str]) -> tuple[pathspec.GitIgnoreSpec, list[str]]:
-        # pathspec implements Git's wildmatch rules (a pattern without "/" matches any path component,
-        # "**" spans directories, "!" re-includes), which fnmatch and PurePath.match do not.
-        lines = [fold(_expand_pattern(p, self._home)) for p in patterns]
-        advice = [self._advice.get(p, _OTHER_ADVICE) for p in patterns]
-        return pathspec.GitIgnoreSpec.from_lines(lines), advice
+        groups = [
+            _Group(
+                _spec([fold(_expand_pattern(line, home)) for line in group.lines]),
+                _is_absolute(group.lines[0]),
+                group.advice,
+                group.fixed,
+            )
+            for group in _BUILT_INS
+        ]
+        extra = [p for p in dict.fromkeys(added) if p not in DEFAULT_SECRET_PATTERNS]
+        for pattern in extra:
+            problem = _added_problem(fold(_expand_pattern(pattern, home)))
+            if problem is not None:
+                raise ValueError(f"secret pattern {pattern!r}: {problem}")
+        for absolute in (False, True):
+            lines = [fold(_expand_pattern(p, home)) for p in extra if _is_absolute(p) == absolute]
+            if lines:
+                groups.append(_Group(_spec(lines), absolute, _OTHER_ADVICE))
+        if config_dirs:
+            # Literal paths: a "[" or "*" in a directory name is not a wildcard.
+            lines = [fold(_escape_path(d)) for d in config_dirs]
+            groups.append(_Group(_spec(lines), True, _CONFIG_ADVICE, fixed=True))
+        # Absolute groups first: "~/.ssh/id_rsa" is SSH material before it is a key.
+        self._groups = tuple(sorted(groups, key=lambda group: not group.absolute))
+        # Exemptions come from the user (config or trusted workspace); a "!" there only narrows them.
+        self._exempt_relative = _spec([fold(_expand_pattern(p, home)) for p in exempt if not _is_absolute(p)])
+        self._exempt_absolute = _spec([fold(_expand_pattern(p, home)) for p in exempt if _is_absolute(p)])
 
     def advice(self, rel: str | None, absolute: Path) -> str | None:
         """What to do instead, when ``rel`` (inside a root) or ``absolute`` names a secret; else None."""
         folded_abs = fold(absolute.as_posix()).lstrip("/")
-        if folded_abs and self._exempt_absolute.match_file(folded_abs):
-            return None
+        exempt = bool(folded_abs) and self._exempt_absolute.match_file(folded_abs)
         if rel is not None and rel != "." and self._exempt_relative.match_file(fold(rel)):
-            return None
-        if folded_abs:
-            found = self._absolute.check_file(folded_abs)
-            if found.include and found.index is not None:
-                return self._absolute_advice[found.index]
-        tails = [fold(rel)] if rel is not None else _tails(folded_abs)
-        for tail in tails:
-            if tail in ("", "."):
-                continue
-            found = self._relative.check_file(tail)
-            if found.include and found.index is not None:
-                return self._relative_advice[found.index]
+            exempt = True
+        tails = [t for t in ([fold(rel)] if rel is not None else _tails(folded_abs)) if t not in ("", ".")]
+        for group in self._groups:
+            if (group.fixed or not exempt) and group.matches(folded_abs, tails):
+                return group.advice
         return None
+
+
+def secret_pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` cannot be added to the secret list (``permissions.secret_files``), or None.
+
+    Refused: what does not compile as a gitignore pattern, what matches nothing (blank, a comment), and
+    a negation (``!.env``), which would take files off the list instead of adding. The check is on the
+    folded pattern, the one matched, so a fullwidth ``！`` or a zero-width space before ``!`` is a
+    negation too.
+    """
+    if not pattern.strip():
+        return "an empty pattern matches nothing"
+    return _added_problem(fold(pattern))
+
+
+def _added_problem(folded: str) -> str | None:
+    try:
+        compiled = pathspec.GitIgnoreSpec.from_lines([folded]).patterns
+    except ValueError as exc:  # pathspec's GitIgnorePatternError
+        return str(exc)
+    # pathspec's own reading decides: include is False for a negation, None for a comment or blank.
+    include = compiled[0].include if compiled else None
+    if include is None:
+        return "this pattern matches nothing (a line starting with '#' is a comment: write '\\#')"
+    if include is False:
+        return (
+            "a '!' pattern would take files off the secret list, which can only grow; to exempt a "
+            "path, list it in not_secret_files in your user config"
+        )
+    return None
+
+
+def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    # pathspec implements Git's wildmatch rules (a pattern without "/" matches any path component,
+    # "**" spans directories, "!" re-includes), which fnmatch and PurePath.match do not.
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _is_absolute(pattern: str) -> bool:
@@ -184,8 +270,15 @@ def _expand_pattern(pattern: str, home: Path) -> str:
     negated = pattern.startswith("!")
     body = pattern.removeprefix("!")
     if body == "~" or body.startswith("~/"):
-        body = home.as_posix().rstrip("/") + body[1:]
+        body = _escape_path(home).rstrip("/") + body[1:]
     return ("!" if negated else "") + body
+
+
+def _escape_path(path: Path) -> str:
+    """``path`` as a gitignore pattern matching it literally (``[``, ``*``, ``!`` escaped)."""
+    # GitWildMatchPattern.escape is in every pathspec since 0.9 (only building one warns in 1.x).
+    escaped: str = GitWildMatchPattern.escape(path.as_posix())
+    return escaped
 
 
 def _tails(posix: str) -> list[str]:
@@ -202,7 +295,7 @@ def _default_home() -> Path:
         return Path(os.path.expanduser("~"))
 
 
-_DEFAULT_SECRETS = _Secrets(DEFAULT_SECRET_PATTERNS, (), _default_home(), {})
+_DEFAULT_SECRETS = _Secrets((), (), _default_home())
 
 
 def is_secret(rel: str) -> bool:
@@ -223,12 +316,18 @@ class PathPolicy:
             a single ``Path`` is one root. Each is made absolute but its symlinks are kept in
             ``root`` (editor URIs are built from it); containment is checked against real paths.
         extra_dirs: other directories whose files may be read (a skill's own folder); never written.
-        secret_patterns: the secret patterns (gitignore-style, see the module docstring); the
-            configuration may extend them anywhere, and shrink them only from the user config.
+        secret_patterns: secret patterns added to the built-in ones (gitignore-style, see the module
+            docstring); ``DEFAULT_SECRET_PATTERNS`` always apply, and an entry equal to one of them is
+            already there.
         not_secret: patterns of paths that are not secret even though a secret pattern matches them
-            (``tests/fixtures/*.pem``); from the user config only.
+            (``tests/fixtures/*.pem``); from the user config or a trusted workspace only. They never
+            lift ``~/.ssh``, ``/proc/**/environ`` or ``config_dir``.
         config_dir: agent-ls's user config directory; everything in it is secret.
         home: the user's home for ``~`` (default: the password database's, not ``HOME``).
+
+    Raises:
+        ValueError: no root, or a ``secret_patterns`` entry that would re-include (``!.env``, see
+            ``secret_pattern_problem``); the config loader drops those first, with a diagnostic.
     """
 
     def __init__(
@@ -236,7 +335,7 @@ class PathPolicy:
         roots: Sequence[Path] | Path,
         *,
         extra_dirs: Sequence[Path] = (),
-        secret_patterns: Sequence[str] = DEFAULT_SECRET_PATTERNS,
+        secret_patterns: Sequence[str] = (),
         not_secret: Sequence[str] = (),
         config_dir: Path | None = None,
         home: Path | None = None,
@@ -248,13 +347,12 @@ class PathPolicy:
         self._real_roots = [_real(r) for r in given]
         self._extra = [_real(d) for d in extra_dirs]
         self._home = Path(os.path.abspath(home)) if home is not None else _default_home()
-        patterns = list(secret_patterns)
-        advice = {}
-        if config_dir is not None:
-            for directory in dict.fromkeys((Path(os.path.abspath(config_dir)), _real(config_dir))):
-                patterns.append(directory.as_posix().rstrip("/"))
-                advice[patterns[-1]] = _CONFIG_ADVICE
-        self._secrets = _Secrets(patterns, list(not_secret), self._home, advice)
+        config_dirs = (
+            list(dict.fromkeys((Path(os.path.abspath(config_dir)), _real(config_dir))))
+            if config_dir is not None
+            else []
+        )
+        self._secrets = _Secrets(secret_patterns, not_secret, self._home, config_dirs)
 
     @property
     def root(self) -> Path:

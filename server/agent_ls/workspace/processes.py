@@ -42,8 +42,9 @@ async def execute(
 
     Shared by the shell tool and ripgrep, so both get the same isolation, the same process-group kill
     (on success, timeout and cancellation: background children die too) and the same output cap.
-    ``readonly`` and ``masked`` go to ``Sandbox.wrap`` (the real entries the copy links to, and secret
-    files to hide in the writable tree); they are unused without a sandbox.
+    ``readonly`` and ``masked`` go to ``Sandbox.wrap`` (the real entries the copy links to, and the
+    secret files to make unreadable: those inside the linked entries, or every one of the workspace in
+    workspace mode); they are unused without a sandbox, where the copy links around secrets instead.
 
     Returns:
         ``exit_code`` (negative for a signal; None when it timed out) and stdout plus stderr

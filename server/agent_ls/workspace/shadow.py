@@ -7,9 +7,11 @@ stay untouched. Its life, in order:
 1. created on first use (the first search or command), empty;
 2. before each search or command (``sync``), brought up to date incrementally:
    a. the workspace is walked (``shadow_tree.walk_workspace``: ``.git``, secrets, caches and special
-      files skipped; dependency trees and large gitignored trees linked, not copied) and only the
-      entries whose ``lstat`` changed since the last sync are copied; entries gone from the
-      workspace are removed; entries a command deleted or changed beyond review are copied again;
+      files skipped; dependency trees and large gitignored trees linked, not copied, after a scan
+      for the secrets inside them: a folder holding some is linked entry by entry around them, one
+      too large to scan is left out) and only the entries whose ``lstat`` changed since the last
+      sync are copied; entries gone from the workspace are removed; entries a command deleted or
+      changed beyond review are copied again;
    b. every pending edit and open buffer is written, byte for byte (UTF-8, line endings kept),
       unless the copy already holds exactly that text (a hash and the file's ``lstat``, recorded at
       the last write, tell);
@@ -23,7 +25,8 @@ stay untouched. Its life, in order:
 2. syncs the copy and lists its reviewable files (``shadow_tree.reviewable_files``);
 3. runs ``/bin/bash -c`` (else ``/bin/sh -c``) in the copy with ``processes.execute``: inside the
    bubblewrap sandbox where one works (``policy.sandbox``: no network, only the copy writable, the
-   real workspace hidden, linked trees read-only), an allowlisted environment without keys, the
+   real workspace hidden, linked trees read-only with their secrets masked), an allowlisted
+   environment without keys, the
    process group killed on exit, timeout or cancellation, and the output capped head plus tail;
 4. brings the files the command changed back into the proposal (``Overlay.propose``) when they are
    reviewable: not gitignored, outside caches, UTF-8 text, at most ``max_file_bytes``, allowed by the
@@ -36,7 +39,9 @@ stay untouched. Its life, in order:
 Without a sandbox the command runs unisolated, with the same environment, and the first output of the
 runner says so in one line (``NO_SANDBOX_NOTE``). In ``workspace`` mode (``shell.mode``) commands run
 in the real workspace instead: nothing is synced or brought back, and the sandbox makes the workspace
-writable with its secret files masked.
+writable with every secret file masked, found by a walk of the whole tree (``ShadowCopy.secret_files``:
+dependency trees, caches, build outputs and ``.git`` included; a folder too large to scan is hidden).
+A folder left out or hidden for its size is named once in the output (``left_out_note``).
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ from agent_ls.policy.sandbox import Sandbox, find_sandbox
 from agent_ls.workspace import shadow_tree as tree
 from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.processes import execute
+from agent_ls.workspace.secret_scan import SCAN_MAX_ENTRIES, SecretScan
 
 if TYPE_CHECKING:
     from agent_ls.workspace.overlay import Overlay
@@ -108,6 +114,20 @@ class ShadowChanges:
     deleted: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class WorkspaceSecrets:
+    """What the sandbox hides in workspace mode (``ShadowCopy.secret_files``).
+
+    Attributes:
+        paths: the real paths to make unreadable, sorted: secret files and directories, and the
+            ``unchecked`` folders (an empty tmpfs over each).
+        unchecked: the folders too large to scan for secrets, workspace-relative, sorted.
+    """
+
+    paths: tuple[Path, ...]
+    unchecked: tuple[str, ...]
+
+
 class ShadowCopy:
     """A lazily created, incrementally synced copy of one workspace in a temporary directory.
 
@@ -116,10 +136,17 @@ class ShadowCopy:
         temp_parent: where to create the temporary directory; the system default when None.
         paths: the path policy whose secret patterns decide what is never copied; the default
             patterns when None. Share the session's with the ``Overlay``.
+        max_scan_entries: the most entries the secret scan of one linked folder looks at before the
+            folder is left out (``secret_scan.SCAN_MAX_ENTRIES``).
     """
 
     def __init__(
-        self, root: Path, *, temp_parent: Path | None = None, paths: PathPolicy | None = None
+        self,
+        root: Path,
+        *,
+        temp_parent: Path | None = None,
+        paths: PathPolicy | None = None,
+        max_scan_entries: int = SCAN_MAX_ENTRIES,
     ) -> None:
         self._root = Path(os.path.realpath(root))
         self._paths = paths if paths is not None else PathPolicy(self._root)
@@ -130,6 +157,11 @@ class ShadowCopy:
         self._written: dict[str, tuple[bytes, tree.Key | None]] = {}
         self._stale: set[str] = set()
         self._lock = asyncio.Lock()
+        self._linked_scan = SecretScan(self._root, self._paths.is_secret, max_entries=max_scan_entries)
+        self._tree_scan = SecretScan(self._root, self._paths.is_secret, max_entries=max_scan_entries)
+        self._linked: tuple[str, ...] = ()
+        self._masked: tuple[str, ...] = ()
+        self._left_out: tuple[str, ...] = ()
 
     @property
     def path(self) -> Path | None:
@@ -138,8 +170,20 @@ class ShadowCopy:
 
     @property
     def linked(self) -> tuple[Path, ...]:
-        """The real workspace entries the copy links to (dependency trees, ...), sorted."""
-        return tuple(sorted(self._root / rel for rel, (kind, _) in self._seen.items() if kind == "linked"))
+        """The real folders and files the copy links to (dependency trees, ...), sorted; a split folder
+        as a whole, not entry by entry (the sandbox mounts these read-only)."""
+        return tuple(self._root / rel for rel in self._linked)
+
+    @property
+    def masked(self) -> tuple[Path, ...]:
+        """The real paths of the secrets inside the ``linked`` folders, sorted (the sandbox masks them)."""
+        return tuple(self._root / rel for rel in self._masked)
+
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """The folders to link that were too large to scan for secrets at the last sync, so left out of
+        the copy. Workspace-relative, sorted."""
+        return self._left_out
 
     async def sync(self, overlay: Overlay) -> Path:
         """Create the copy if needed and bring it up to date (module docstring, step 2).
@@ -198,10 +242,19 @@ class ShadowCopy:
         home.mkdir(mode=0o700, exist_ok=True)
         return home
 
-    def secret_files(self) -> list[Path]:
-        """The real paths of the workspace's secret files and directories (for workspace mode). Blocks."""
-        found = tree.walk_workspace(self._root, self._paths.is_secret)
-        return [self._root / entry.rel for entry in found if entry.kind == "secret"]
+    def secret_files(self) -> WorkspaceSecrets:
+        """What workspace mode hides: every secret file and directory of the workspace, and the folders
+        too large to scan for them. Blocks.
+
+        The whole tree is walked (``walk_workspace(everything=True)``): dependency trees, caches,
+        build outputs, gitignored folders and ``.git`` directories (but their objects) included.
+        Listings are remembered between calls (``SecretScan``).
+        """
+        found = list(tree.walk_workspace(self._root, self._paths.is_secret, self._tree_scan, everything=True))
+        self._tree_scan.forget_unused()
+        hidden = sorted(entry.rel for entry in found if entry.kind in ("secret", "unchecked"))
+        unchecked = sorted(entry.rel for entry in found if entry.kind == "unchecked")
+        return WorkspaceSecrets(tuple(self._root / rel for rel in hidden), tuple(unchecked))
 
     def close(self) -> None:
         """Delete the copy. Idempotent; a later ``sync`` makes a fresh one."""
@@ -212,6 +265,7 @@ class ShadowCopy:
         self._seen = {}
         self._written = {}
         self._stale = set()
+        self._linked = self._masked = self._left_out = ()
 
     # -- internals (run in a worker thread, under the lock) --------------------------------------
 
@@ -240,8 +294,21 @@ class ShadowCopy:
         """Copy the workspace entries changed since the last sync; returns every entry's path."""
         now: dict[str, tuple[tree.Kind, tree.Key]] = {}
         todo: list[tree.Entry] = []
-        for entry in tree.walk_workspace(self._root, self._paths.is_secret):
-            if entry.kind == "secret" or entry.rel in texts:
+        splits: set[str] = set()
+        linked: list[str] = []
+        masked: list[str] = []
+        left_out: list[str] = []
+        for entry in tree.walk_workspace(self._root, self._paths.is_secret, self._linked_scan):
+            inside_split = entry.rel.rpartition("/")[0] in splits
+            if entry.kind == "split":
+                splits.add(entry.rel)
+            if entry.kind in ("linked", "split") and not inside_split:
+                linked.append(entry.rel)
+            elif entry.kind == "secret" and inside_split:
+                masked.append(entry.rel)
+            elif entry.kind == "unchecked":
+                left_out.append(entry.rel)
+            if entry.kind in ("secret", "unchecked") or entry.rel in texts:
                 continue  # a pending or open file is written from the overlay instead
             ident = (entry.kind, entry.key if entry.kind in ("file", "symlink") else (0, 0, 0, 0))
             now[entry.rel] = ident
@@ -256,11 +323,17 @@ class ShadowCopy:
                 del now[entry.rel]  # unreadable now: tried again at the next sync
         self._seen = now
         self._stale = set()
+        self._linked_scan.forget_unused()
+        self._linked, self._masked, self._left_out = (
+            tuple(sorted(linked)),
+            tuple(sorted(masked)),
+            tuple(sorted(left_out)),
+        )
         return set(now)
 
     def _materialize(self, workdir: Path, entry: tree.Entry) -> None:
         target, source = workdir / entry.rel, self._root / entry.rel
-        if entry.kind == "dir":
+        if entry.kind in ("dir", "split"):
             tree.make_dir(workdir, target)
         elif entry.kind == "file":
             tree.copy_file(workdir, target, source, entry.mode)
@@ -400,6 +473,7 @@ class ShellRunner:
         self._venv = Path(os.path.realpath(venv)) if venv is not None else None
         self._max_file_bytes = max_file_bytes
         self._noted = False
+        self._left_out_noted: tuple[str, ...] = ()
         self._unsettled: Snapshot | None = None
 
     async def run(self, command: str, timeout_s: float) -> CommandResult:
@@ -420,11 +494,8 @@ class ShellRunner:
             self._sandbox = await asyncio.to_thread(find_sandbox)
             self._detect = False
         sandbox = self._sandbox
-        note = None
-        if sandbox is None and not self._noted:
-            self._noted, note = True, NO_SANDBOX_NOTE
         if self._mode == "workspace":
-            return await self._run_in_workspace(command, timeout_s, sandbox, note)
+            return await self._run_in_workspace(command, timeout_s, sandbox)
         if self._unsettled is not None:
             cancelled = await self._shadow.changes_since(self._unsettled)
             await self._shadow.restore([*cancelled.changed, *cancelled.deleted])
@@ -440,8 +511,9 @@ class ShellRunner:
             timeout_s=timeout_s,
             head_chars=self._head_chars,
             tail_chars=self._tail_chars,
-            note=note,
+            note=self._notes(sandbox, self._shadow.left_out),
             readonly=self._readonly(),
+            masked=self._shadow.masked,
         )
         self._unsettled = None
         notes, proposed = await self._bring_back(before, timed_out=result.timed_out)
@@ -452,10 +524,11 @@ class ShellRunner:
         return replace(result, output=output, changed_paths=tuple(sorted(proposed)))
 
     async def _run_in_workspace(
-        self, command: str, timeout_s: float, sandbox: Sandbox | None, note: str | None
+        self, command: str, timeout_s: float, sandbox: Sandbox | None
     ) -> CommandResult:
         root = self._real_root
-        masked = await asyncio.to_thread(self._shadow.secret_files) if sandbox is not None else []
+        hidden = await asyncio.to_thread(self._shadow.secret_files) if sandbox is not None else None
+        venv = self._venv
         return await execute(
             [self._shell, "-c", command],
             cwd=root,
@@ -465,9 +538,23 @@ class ShellRunner:
             timeout_s=timeout_s,
             head_chars=self._head_chars,
             tail_chars=self._tail_chars,
-            note=note,
-            masked=masked,
+            note=self._notes(sandbox, hidden.unchecked if hidden is not None else ()),
+            readonly=[venv] if venv is not None and not venv.is_relative_to(root) else [],
+            masked=hidden.paths if hidden is not None else (),
         )
+
+    def _notes(self, sandbox: Sandbox | None, left_out: tuple[str, ...]) -> str | None:
+        """The lines to put before a command's output: ``NO_SANDBOX_NOTE`` the first time, and the
+        folders ``left_out`` (or hidden) for their size whenever that list changes; None for none."""
+        notes = []
+        if sandbox is None and not self._noted:
+            self._noted = True
+            notes.append(NO_SANDBOX_NOTE)
+        if left_out != self._left_out_noted:
+            self._left_out_noted = left_out
+            if left_out:
+                notes.append(left_out_note(left_out, self._mode))
+        return "\n".join(notes) or None
 
     def _environment(self, sandbox: Sandbox | None) -> dict[str, str]:
         """The command's environment with ``HOME`` on a scratch directory.
@@ -489,9 +576,10 @@ class ShellRunner:
         return env
 
     def _readonly(self) -> list[Path]:
-        """Real paths the sandbox mounts read-only: what the copy links to, and the venv."""
+        """Real paths the sandbox mounts read-only: what the copy links to, and the venv when it lies
+        outside the workspace (one inside is linked, or left out with its secrets unchecked)."""
         mounts = list(self._shadow.linked)
-        if self._venv is not None and not any(self._venv.is_relative_to(m) for m in mounts):
+        if self._venv is not None and not self._venv.is_relative_to(self._real_root):
             mounts.append(self._venv)
         return mounts
 
@@ -551,6 +639,13 @@ class ShellRunner:
             return self._overlay.propose(rel, text)
         except ToolError:
             return None
+
+
+def left_out_note(rels: Sequence[str], mode: ShellMode) -> str:
+    """The line naming the folders too large to check for secret files (``ShadowCopy.left_out``,
+    ``WorkspaceSecrets.unchecked``)."""
+    where = "hidden from commands" if mode == "workspace" else "left out of the workspace copy"
+    return f"[agent-ls: {where} (too many files to check for secret files): {', '.join(rels)}]"
 
 
 def _note(what: str, rels: Sequence[str]) -> str:

@@ -2,7 +2,8 @@
 
 Every directory entry of the workspace gets one treatment (``treatment``), in this order:
 
-1. ``.git`` and secret paths are skipped (never copied, never linked);
+1. ``.git`` and secret paths are skipped (never copied, never linked), and so is a symlink whose
+   target is a secret path of the workspace;
 2. tool caches (``CACHE_DIRS``: ``__pycache__``, ``.pytest_cache``, ...) are skipped: commands
    recreate them in the copy;
 3. dependency trees (``DEPENDENCY_DIRS``: ``node_modules``, ``.venv``, ...) and virtual environments
@@ -21,6 +22,24 @@ builds write there, and a read-only ``target/`` would make ``cargo build`` fail;
 starts from scratch instead. Without the sandbox, a link is a plain symlink into the user's tree,
 and nothing stops a command writing through it: unsandboxed commands are unisolated anyway.
 
+A folder to be linked may hold secrets (a gitignored ``certs/server.pem`` or ``instance/.env``, a
+test key shipped in a package), and a command like ``grep -R`` would read them through the link,
+sandboxed or not. So before linking, ``secret_scan.SecretScan`` walks the folder for secret paths
+and for symlinks resolving to one, and the folder is then:
+
+- linked whole when it holds none;
+- **split** when it holds some: it becomes a real directory of the copy whose entries are linked one
+  by one, the secrets left out, and an entry holding a secret deeper down is split the same way.
+  Without a sandbox no link then leads to a secret. In the sandbox the real folder is still mounted
+  read-only whole (one mount, not one per entry) and each secret in it is masked
+  (``ShadowCopy.masked``). We split rather than copy the folder minus its secrets, or leave it out,
+  because most such folders are dependency trees (a ``.venv`` holds certifi's ``cacert.pem``, a
+  ``node_modules`` test keys): copying one costs what linking saves, leaving it out breaks every test
+  run, while a split costs one link per entry along the way to each secret;
+- left out of the copy (``unchecked``; the shell says so), sandboxed or not, when it holds more than
+  ``SCAN_MAX_ENTRIES`` entries or ``SCAN_MAX_SECRETS`` secrets (``secret_scan``): a secret that was
+  not found cannot be masked, and the masks must fit on bwrap's command line.
+
 Commands run in the copy and can plant links, FIFOs and devices in it. The server writes into the
 copy outside the sandbox, so every write here removes what is in the way (a link, a FIFO, a
 directory where a file goes) instead of following or opening it, and opens with ``O_NOFOLLOW``.
@@ -33,11 +52,12 @@ import os
 import shutil
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from agent_ls.workspace.listing import IgnoreFile, is_ignored, scan_dir
+from agent_ls.workspace.secret_scan import SecretScan, points_to_secret
 
 CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 """Tool caches: never copied, never brought back into a proposal."""
@@ -55,7 +75,7 @@ OUTPUT_DIRS = frozenset(
 LINKED_FILE_BYTES = 8 * 1024 * 1024
 """Gitignored files larger than this (data sets, binaries) are linked instead of copied."""
 
-Kind = Literal["dir", "file", "symlink", "linked", "secret"]
+Kind = Literal["dir", "file", "symlink", "linked", "split", "secret", "unchecked"]
 Key = tuple[int, int, int, int]
 """What tells a changed file: (inode, mtime in ns, ctime in ns, size in bytes), from ``lstat``."""
 
@@ -67,7 +87,9 @@ class Entry:
     Attributes:
         rel: workspace-relative POSIX path.
         kind: ``dir`` (entered), ``file`` or ``symlink`` (copied), ``linked`` (a link to the real
-            entry), ``secret`` (skipped; listed so the sandbox can mask it in workspace mode).
+            entry), ``split`` (a folder to link that holds secrets: a real directory of the copy
+            whose entries follow, linked one by one), ``secret`` (skipped; listed so the sandbox can
+            mask it), ``unchecked`` (a folder too large to scan for secrets: left out, or hidden).
         key: ``lstat`` key for files and symlinks; ``(0, 0, 0, 0)`` otherwise.
         mode: the permission bits of a file.
     """
@@ -87,7 +109,8 @@ def treatment(
 ) -> Kind | None:
     """The kind of an entry by the rules of the module docstring; None when it is skipped.
 
-    ``venv``: the directory holds a ``pyvenv.cfg``.
+    ``venv``: the directory holds a ``pyvenv.cfg``. A folder to link comes as ``linked`` here;
+    ``walk_workspace`` scans it and may split it or leave it out.
     """
     if name == ".git":
         return None
@@ -104,18 +127,38 @@ def treatment(
     return "linked" if ignored and size > LINKED_FILE_BYTES else "file"
 
 
-def walk_workspace(real_root: Path, is_secret: Callable[[str], bool]) -> Iterator[Entry]:
+def walk_workspace(
+    real_root: Path,
+    is_secret: Callable[[str], bool],
+    scan: SecretScan | None = None,
+    *,
+    everything: bool = False,
+) -> Iterator[Entry]:
     """Every entry of the workspace with its treatment, parents before children, in no other order.
 
-    Directories that are linked or skipped are not entered. Unreadable directories and entries that
-    vanish during the walk are left out.
+    Directories that are linked or skipped are not entered, but a folder to link is scanned for
+    secrets first (with ``scan``; a fresh one when None, which remembers nothing): it comes as
+    ``linked``, as ``split`` followed by its entries (``linked``, ``split`` or ``secret``), or as
+    ``unchecked`` when the scan gave up.
+
+    ``everything`` is for ``shell.mode = "workspace"``, where commands see the real tree: each folder
+    that would be linked or skipped (``.git``, caches and build outputs included) is scanned
+    instead, and only its secrets come (``secret``), or the folder as ``unchecked``.
+
+    Unreadable directories and entries that vanish during the walk are left out.
     """
     root_ignore = IgnoreFile.load(real_root, ".")
-    yield from _walk(real_root, ".", [root_ignore] if root_ignore else [], is_secret)
+    scan = scan if scan is not None else SecretScan(real_root, is_secret)
+    yield from _walk(real_root, ".", [root_ignore] if root_ignore else [], is_secret, scan, everything)
 
 
 def _walk(
-    real_root: Path, rel_dir: str, ignores: list[IgnoreFile], is_secret: Callable[[str], bool]
+    real_root: Path,
+    rel_dir: str,
+    ignores: list[IgnoreFile],
+    is_secret: Callable[[str], bool],
+    scan: SecretScan,
+    everything: bool,
 ) -> Iterator[Entry]:
     for rel, entry in scan_dir(real_root, rel_dir):
         try:
@@ -128,15 +171,58 @@ def _walk(
             venv = is_dir and not ignored and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg"))
             kind = treatment(entry.name, is_dir, ignored, is_secret(rel), st.st_size, venv)
         elif stat.S_ISLNK(st.st_mode):
-            kind = "secret" if is_secret(rel) else "symlink"
+            secret = is_secret(rel) or points_to_secret(real_root, Path(entry.path), is_secret)
+            kind = "secret" if secret else "symlink"
         else:
             kind = None  # FIFOs, sockets, devices: a copy would block or fail
-        if kind is None:
+        if kind is None and not (everything and is_dir):
             continue
-        yield Entry(rel, kind, key_of(st), stat.S_IMODE(st.st_mode))
+        found = Entry(rel, kind or "linked", key_of(st), stat.S_IMODE(st.st_mode))
+        if is_dir and found.kind == "linked":  # scanned first; with everything, a skipped one too
+            yield from _scanned(real_root, found, scan, everything)
+            continue
+        yield found
         if kind == "dir":
             nested = IgnoreFile.load(real_root, rel)
-            yield from _walk(real_root, rel, [*ignores, nested] if nested else ignores, is_secret)
+            yield from _walk(
+                real_root, rel, [*ignores, nested] if nested else ignores, is_secret, scan, everything
+            )
+
+
+def _scanned(real_root: Path, folder: Entry, scan: SecretScan, everything: bool) -> Iterator[Entry]:
+    """A folder to link (or, with ``everything``, one the walk does not enter), after its secret scan."""
+    secrets = scan.secrets_under(folder.rel)
+    if secrets is None:
+        yield replace(folder, kind="unchecked")
+    elif everything:
+        yield from (Entry(rel, "secret") for rel in secrets)
+    elif not secrets:
+        yield folder
+    else:
+        holders = {parent for rel in secrets for parent in _parents(rel)}
+        yield replace(folder, kind="split")
+        yield from _split(real_root, folder.rel, set(secrets), holders)
+
+
+def _split(real_root: Path, rel_dir: str, secrets: set[str], holders: set[str]) -> Iterator[Entry]:
+    """The entries of a split folder: its secrets, the directories holding one (split), the rest linked."""
+    for rel, entry in scan_dir(real_root, rel_dir):
+        if rel in secrets:
+            yield Entry(rel, "secret")
+        elif rel in holders:
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):  # else replaced since the scan: left out
+                    yield Entry(rel, "split")
+                    yield from _split(real_root, rel, secrets, holders)
+        else:
+            yield Entry(rel, "linked")
+
+
+def _parents(rel: str) -> Iterator[str]:
+    """The proper ancestors of ``rel``, nearest first (``a/b/c`` gives ``a/b``, ``a``)."""
+    while "/" in rel:
+        rel = rel.rpartition("/")[0]
+        yield rel
 
 
 def reviewable_files(workdir: Path) -> dict[str, Key]:

@@ -119,6 +119,43 @@ async def test_an_explicit_ask_rule_is_not_offered_always_and_the_prompt_says_wh
     assert [e.approval for e in h.events if isinstance(e, VerdictGiven)] == ["once"]
 
 
+async def test_a_session_approval_keeps_word_boundaries() -> None:
+    """Finding 8: approving a quoted word for the session lifted the same text split into words."""
+    h = make_harness(replies=["session", "deny", "session", "deny"])
+    await h.call("bash", {"command": 'find . -name "*.tmp -delete"'}, call_id="f1")
+    again = await h.call("bash", {"command": 'find . -name "*.tmp -delete"'}, call_id="f2")
+    split = await h.call("bash", {"command": "find . -name *.tmp -delete"}, call_id="f3")
+    await h.call("bash", {"command": 'echo "hi >notes.txt"'}, call_id="e1")
+    redirect = await h.call("bash", {"command": "echo hi >notes.txt"}, call_id="e2")
+    assert [r.subject for r in h.approver.requests] == [
+        'find . -name "*.tmp -delete"',
+        "find . -name *.tmp -delete",
+        'echo "hi >notes.txt"',
+        "echo hi >notes.txt",
+    ]
+    assert not again.is_error
+    assert split.content == "denied by user: find . -name *.tmp -delete was not run."
+    assert redirect.content == "denied by user: echo hi >notes.txt was not run."
+    assert [command for command, _ in h.runner.calls] == ['find . -name "*.tmp -delete"'] * 2 + [
+        'echo "hi >notes.txt"'
+    ]
+
+
+async def test_always_writes_a_rule_for_the_quoted_argv(tmp_path: Path) -> None:
+    user_file = tmp_path / "agent-ls.toml"
+    h = make_harness(replies=["always", "deny"], policy=_policy(user_file))
+    await h.call("bash", {"command": 'find . -name "*.tmp -delete"'}, call_id="c1")
+    split = await h.call("bash", {"command": "find . -name *.tmp -delete"}, call_id="c2")
+    assert h.approver.requests[0].always == ("bash: find . -name '[*].tmp -delete'",)
+    assert user_file.read_text() == """[permissions]\nallow = ["bash: find . -name '[*].tmp -delete'"]\n"""
+    assert split.content == "denied by user: find . -name *.tmp -delete was not run."
+    fresh = build_policy(
+        tmp_path, load_config(EnvSnapshot({"AGENT_LS_CONFIG_DIR": str(user_file.parent)}), None)
+    )
+    assert fresh.check_command("find . -name '*.tmp -delete'").verdict == "allow"
+    assert fresh.check_command("find . -name *.tmp -delete").verdict == "ask"
+
+
 async def test_deny_feedback_reaches_the_model() -> None:
     h = make_harness(
         replies=[Approval("deny", feedback="  use make test instead \n"), Approval("deny", "  ")]

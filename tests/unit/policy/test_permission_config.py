@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agent_ls.config import ConfigDiagnostic, load_config
 from agent_ls.policy.rules import Rule
 from agent_ls.policy.user_rules import PermissionConfig
@@ -197,3 +199,50 @@ def test_the_user_config_directory_is_secret_unless_it_is_the_workspace(tmp_path
     assert policy.check_command(f"cat {directory}/agent-ls.toml").verdict == "deny"
     own = build_policy(directory, load_config(env(directory), directory))
     assert own.check_command("cat agent-ls.toml").verdict == "allow"
+
+
+# Finding 1 of the security review: "!" lines in secret_files took built-in secrets off the list.
+UNSECRET = """\
+[permissions]
+secret_files = ["!.env", "!id_rsa", "!*.pem", "!.git/config", "\\uff01.env", "\\u200b!.env", "*.token"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("user", "workspace", "trusted"),
+    [(None, UNSECRET, False), (None, UNSECRET, True), (UNSECRET, None, False)],
+    ids=["untrusted-workspace", "trusted-workspace", "user-config"],
+)
+def test_secret_files_can_only_add_from_any_file(
+    tmp_path: Path, user: str | None, workspace: str | None, trusted: bool
+) -> None:
+    directory, root = setup(tmp_path, user, workspace, trusted=trusted)
+    for name in (".env", "id_rsa", "k.pem", ".git/config", "a.token"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("KEY=1\n")
+    loaded = load_config(env(directory), root)
+    assert loaded.permissions.secret_files == ("*.token",)
+    refusals = [d.message for d in loaded.diagnostics]
+    assert len(refusals) == 6
+    assert all(
+        m.endswith(
+            "would take files off the secret list, which can only grow; to exempt a "
+            "path, list it in not_secret_files in your user config; this entry is ignored"
+        )
+        for m in refusals
+    )
+    assert refusals[0].startswith("permissions.secret_files: '!.env': a '!' pattern")
+    assert {d.severity for d in loaded.diagnostics} == {"error"}
+    policy = build_policy(root, loaded)
+    for command in ("cat .env", "cat id_rsa", "cat k.pem", "cat .git/config", "cat a.token"):
+        assert (policy.check_command(command).verdict, command) == ("deny", command)
+    assert all(policy.paths.is_secret(name) for name in (".env", "id_rsa", "k.pem", ".git/config"))
+
+
+def test_no_file_lifts_process_environments_or_ssh(tmp_path: Path) -> None:
+    user = '[permissions]\nnot_secret_files = ["/proc/**", "~/.ssh/**", "/**"]\n'
+    workspace = '[permissions]\nsecret_files = ["!/proc/*/environ", "!~/.ssh/**"]\n'
+    directory, root = setup(tmp_path, user, workspace, trusted=True)
+    policy = build_policy(root, load_config(env(directory), root))
+    assert policy.check_command("cat /proc/self/environ").verdict == "deny"
+    assert policy.check_command("cat ~/.ssh/id_ed25519").verdict == "deny"

@@ -12,6 +12,7 @@ from agent_ls.policy.engine import (
     DYNAMIC_ARGUMENT_RULE,
     DYNAMIC_TARGET_RULE,
     EMPTY_RULE,
+    GLOB_RULE,
     NOT_STATIC_RULE,
     OUTSIDE_RULE,
     REDIRECT_RULE,
@@ -19,6 +20,7 @@ from agent_ls.policy.engine import (
     SECRET_RULE,
     SESSION_RULE,
     UNKNOWN_CWD_RULE,
+    WRITE_OPTION_RULE,
     Decision,
     PermissionPolicy,
     WriteRules,
@@ -31,6 +33,8 @@ RM = "bash: rm * (built-in)"
 LS = "bash: ls* (built-in)"
 CAT = "bash: cat * (built-in)"
 GREP = "bash: grep * (built-in)"
+GIT_DIFF = "bash: git diff* (built-in)"
+PYTEST = "bash: pytest* (built-in)"
 
 
 @pytest.fixture
@@ -112,8 +116,8 @@ CONSTRUCTS: list[tuple[str, Verdict, str]] = [
     ("find . -ok rm {} \\;", "deny", RM),
     # 4. git global options, and what can execute or write
     ("git -C src push", "deny", "bash: git push* (built-in)"),
-    ("git --git-dir=.git status", "allow", "bash: git status* (built-in)"),
-    ("git --work-tree=. diff", "allow", "bash: git diff* (built-in)"),
+    ("git --git-dir=.git status", "ask", RISKY_RULE),  # another repository's config can run programs
+    ("git --work-tree=. diff", "ask", RISKY_RULE),
     ("git -c core.pager=sh status", "ask", RISKY_RULE),
     ("git -p status", "ask", RISKY_RULE),
     ("git diff --ext-diff", "ask", RISKY_RULE),
@@ -160,6 +164,58 @@ CONSTRUCTS: list[tuple[str, Verdict, str]] = [
     ("cd src && cat ../.env", "deny", SECRET_RULE),
     ("cd $D && cat app.py", "ask", DYNAMIC_ARGUMENT_RULE),
     ("cd ~/.ssh && cat id_rsa", "deny", SECRET_RULE),  # a secret's name, wherever cd went
+    # option values attached to the option (getopt: the rest of the word is the value)
+    ("grep -f.env notes.txt", "deny", SECRET_RULE),
+    ("grep -rf.env .", "deny", SECRET_RULE),
+    ("grep -f/proc/self/environ x", "deny", SECRET_RULE),
+    ("grep -f/root/.ssh/id_rsa x", "deny", SECRET_RULE),
+    ("git diff -O/root/.ssh/id_rsa", "deny", SECRET_RULE),
+    ("grep -fkeys/server.pem x", "deny", SECRET_RULE),
+    ("grep -f id_rsa x", "allow", GREP),  # a separate word names a file only if it exists...
+    ("grep -fid_rsa x", "deny", SECRET_RULE),  # ...a value cut out of a word, also by a secret's name
+    ("grep --file .env x", "deny", SECRET_RULE),
+    ("grep -f.e* x", "deny", SECRET_RULE),
+    ("grep -e/etc/hostname notes.txt", "ask", OUTSIDE_RULE),  # over-checked: -e takes a pattern
+    ("ls -la src", "allow", LS),
+    ("grep -n -A3 -e x src/app.py", "allow", GREP),
+    # git: <rev>:<path> and pathspec magic name files relative to the repository's top
+    ("git diff HEAD:.env x", "deny", SECRET_RULE),
+    ("git diff @:.env @:x", "deny", SECRET_RULE),
+    ("git diff HEAD -- ':(top).env'", "deny", SECRET_RULE),
+    ("git show HEAD:.env", "deny", SECRET_RULE),
+    ("git diff :0:.env", "deny", SECRET_RULE),
+    ("git diff 'HEAD@{10:00}:.env'", "deny", SECRET_RULE),
+    ("git diff ':/keys/server.pem'", "deny", SECRET_RULE),
+    ("git diff HEAD -- ':(exclude,top)keys/server.pem'", "deny", SECRET_RULE),
+    ("cd src && git diff HEAD:.env x", "deny", SECRET_RULE),  # from the top, not from src
+    ("git diff HEAD:src/app.py HEAD~1:src/app.py", "allow", GIT_DIFF),
+    ("git diff HEAD -- . ':!notes.txt'", "allow", GIT_DIFF),
+    # pytest: the files its options write are edits; outside the workspace they are denied
+    ("pytest --junitxml=src/app.py src", "ask", WRITE_OPTION_RULE),
+    ("pytest --junitxml=/tmp/x.xml src", "deny", OUTSIDE_RULE),
+    ("pytest --junitxml /tmp/x.xml", "deny", OUTSIDE_RULE),
+    ("pytest --junit-xml=../x.xml", "deny", OUTSIDE_RULE),
+    ("pytest --resultlog=x.log", "ask", WRITE_OPTION_RULE),
+    ("pytest --report-log=r.json", "ask", WRITE_OPTION_RULE),
+    ("pytest --log-file=.env", "deny", SECRET_RULE),
+    ("pytest --debug=/tmp/d.log", "deny", OUTSIDE_RULE),
+    ("pytest --debug /tmp/d.log", "deny", OUTSIDE_RULE),
+    ("pytest --debug", "ask", WRITE_OPTION_RULE),  # pytestdebug.log
+    ("pytest --debug -q", "ask", WRITE_OPTION_RULE),
+    ("pytest -o cache_dir=/tmp/c", "deny", OUTSIDE_RULE),
+    ("pytest -ocache_dir=/tmp/c", "deny", OUTSIDE_RULE),
+    ("pytest -q --override-ini=cache_dir=/tmp/c", "deny", OUTSIDE_RULE),
+    ("pytest --override-ini log_file=../x", "deny", OUTSIDE_RULE),
+    ("pytest --basetemp=/tmp/b", "deny", OUTSIDE_RULE),
+    ("pytest --basetemp=src", "ask", WRITE_OPTION_RULE),  # pytest empties it
+    ("pytest --cov-report=xml:/tmp/c.xml", "deny", OUTSIDE_RULE),
+    ("pytest --cov-report html:../cov", "deny", OUTSIDE_RULE),
+    ("pytest --junitxml=.git/hooks/pre-commit", "deny", "edit: .git (built-in)"),
+    ("pytest @.env", "deny", SECRET_RULE),  # argparse reads arguments from @FILE
+    ("pytest -q -- @.env", "deny", SECRET_RULE),
+    ("python3 -m pytest --junitxml=/tmp/x.xml", "deny", OUTSIDE_RULE),
+    ("python -X dev -mpytest --basetemp=..", "deny", OUTSIDE_RULE),
+    ("pytest -q src --cov-report=term-missing -k 'not slow'", "allow", PYTEST),
     # 7. a command word that is not static
     ("$CMD x", "ask", NOT_STATIC_RULE),
     ('"${VAR:-rm}" -rf /', "ask", NOT_STATIC_RULE),
@@ -357,3 +413,145 @@ def test_unknown_cwd_after_cd(root: Path) -> None:
     )
     assert policy.check_command("cd - && cat a/b").rule == UNKNOWN_CWD_RULE
     assert policy.check_command("cd src && ls > out.txt").rule == REDIRECT_RULE
+
+
+def test_globs_match_dotfiles_like_dotglob(tmp_path: Path) -> None:
+    """bash's ``*`` skips ``.env`` unless ``shopt -s dotglob`` or ``GLOBIGNORE`` is set; the engine
+    expands as if it were, so ``cat *`` never reads a secret unchecked."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("notes\n")
+    policy = PermissionPolicy(PathPolicy(ws, home=tmp_path / "home"))
+    assert policy.check_command("cat *").verdict == "allow"
+    (ws / ".env").write_text("API_KEY=sk-live\n")
+    verdicts = {
+        c: (d.verdict, d.rule)
+        for c in ("cat *", "cat ?env", "grep -r x *")
+        for d in [policy.check_command(c)]
+    }
+    assert verdicts == {
+        "cat *": ("deny", SECRET_RULE),
+        "cat ?env": ("deny", SECRET_RULE),
+        "grep -r x *": ("deny", SECRET_RULE),
+    }
+
+
+def test_a_dot_glob_may_match_the_parent_directory(tmp_path: Path) -> None:
+    """bash before 5.2 (no ``globskipdots``) expands ``.*`` to ``.`` and ``..`` too."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".editorconfig").write_text("root = true\n")
+    policy = PermissionPolicy(PathPolicy(ws, home=tmp_path / "home"))
+    assert (policy.check_command("ls -d .*").verdict, policy.check_command("ls -d .*").rule) == (
+        "ask",
+        OUTSIDE_RULE,
+    )
+    assert policy.check_command("ls -d .e*").verdict == "allow"
+
+
+def test_a_glob_too_large_to_check_asks(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "many").mkdir(parents=True)
+    for i in range(1001):
+        (ws / "many" / f"f{i}.txt").touch()
+    policy = PermissionPolicy(PathPolicy(ws, home=tmp_path / "home"))
+    decision = policy.check_command("cat many/*")
+    assert (decision.verdict, decision.rule) == ("ask", GLOB_RULE)
+    assert policy.check_command("cat many/f1*").verdict == "allow"  # 112 matches
+
+
+def test_a_glob_after_cd_to_an_unknown_place_asks(root: Path) -> None:
+    policy = make_policy(root, "allow bash: cd *")
+    decision = policy.check_command("cd ~/x && cat *")
+    assert decision.judgements[1] == Judgement(
+        "ask", UNKNOWN_CWD_RULE, "*: the directory after cd is not known"
+    )
+
+
+def test_workspace_mode_keeps_only_the_read_only_built_in_allows(root: Path) -> None:
+    """In the real tree pytest runs the project's code and writes where it is told
+    (``--junitxml=src/app.py`` overwrote a file): it asks, and "always" is not offered."""
+    policy = make_policy(root, shell_mode="workspace", write_rules=lambda rules: None)
+    verdicts = {
+        command: policy.check_command(command).verdict
+        for command in (
+            "ls -la",
+            "cat notes.txt",
+            "grep -n x src/app.py",
+            "git status",
+            "git diff HEAD~1",
+            "pytest -q",
+            "pytest --junitxml=src/app.py src",
+        )
+    }
+    assert verdicts == {
+        "ls -la": "allow",
+        "cat notes.txt": "allow",
+        "grep -n x src/app.py": "allow",
+        "git status": "allow",
+        "git diff HEAD~1": "allow",
+        "pytest -q": "ask",
+        "pytest --junitxml=src/app.py src": "ask",
+    }
+    asked = policy.check_command("pytest -q")
+    assert (asked.rule, asked.always) == (FALLBACK_RULE, ())
+    assert make_policy(root).check_command("pytest -q").verdict == "allow"  # shadow mode
+
+
+def test_session_approval_keeps_word_boundaries(root: Path) -> None:
+    """Finding 8: the key was the argv joined by spaces, so a quoted word matched its unquoted split."""
+    policy = make_policy(root)
+    quoted = policy.check_command('find . -name "*.tmp -delete"')
+    assert quoted.key == "bash:find . -name '*.tmp -delete'"
+    policy.allow_for_session(quoted)
+    assert policy.check_command('find . -name "*.tmp -delete"').rule == SESSION_RULE
+    split = policy.check_command("find . -name *.tmp -delete")
+    assert (split.verdict, split.rule) == ("ask", FALLBACK_RULE)
+    policy.allow_for_session(policy.check_command('echo "hi >notes.txt"'))
+    redirect = policy.check_command("echo hi >notes.txt")
+    assert (redirect.verdict, redirect.rule) == ("ask", REDIRECT_RULE)
+    assert redirect.key == "bash:echo hi >notes.txt"
+
+
+@pytest.mark.parametrize(
+    ("approved", "other"),
+    [
+        ("python3 <<EOF\nprint(1)\nEOF", "python3 <<EOF\nimport os\nEOF"),  # a heredoc's text
+        ("python3 <<< 'print(1)'", "python3 <<< 'import os'"),
+        ("make lint", "./make lint"),  # a workspace script named make (risky)
+        ("make lint", "FOO=1 make lint"),  # a prefix assignment is not in argv
+        ("cat '$F'", "cat $F"),  # a literal dollar and an expansion have the same argv
+        ("ls > $A", "ls > $B"),  # targets known only when run
+        ("python3 '<<EOF'; 'print(1)'; EOF", "python3 <<EOF\nprint(1)\nEOF"),
+    ],
+)
+def test_session_approval_never_lifts_what_its_key_cannot_show(root: Path, approved: str, other: str) -> None:
+    policy = make_policy(root)
+    policy.allow_for_session(policy.check_command(approved))
+    assert policy.check_command(approved).verdict == "allow"
+    assert policy.check_command(other).verdict == "ask"
+
+
+def test_always_rules_are_exact_for_the_quoted_argv(root: Path, tmp_path: Path) -> None:
+    user_file = tmp_path / "config" / "agent-ls.toml"
+    policy = make_policy(root, write_rules=lambda rules: append_allow_rules(user_file, rules))
+    decision = policy.check_command('find . -name "*.tmp -delete"')
+    assert [rule.text for rule in decision.always] == ["bash: find . -name '[*].tmp -delete'"]
+    assert policy.allow_always(decision) is None
+    assert user_file.read_text() == """[permissions]\nallow = ["bash: find . -name '[*].tmp -delete'"]\n"""
+    fresh = make_policy(root, "allow bash: find . -name '[*].tmp -delete'")
+    for checked in (policy, fresh):
+        assert checked.check_command("find . -name '*.tmp -delete'").verdict == "allow"
+        assert checked.check_command("find . -name *.tmp -delete").verdict == "ask"
+        assert checked.check_command('find . -name "\'*.tmp" "-delete\'"').verdict == "ask"
+
+
+def test_bash_allow_rules_see_quoted_words_deny_rules_both_forms(root: Path) -> None:
+    policy = make_policy(
+        root, "allow bash: echo hello world", "allow bash: printf *", "deny bash: find * -delete*"
+    )
+    assert policy.check_command("echo hello world").verdict == "allow"
+    assert policy.check_command('echo "hello world"').verdict == "ask"
+    assert policy.check_command('printf "%s\\n" "a b"').verdict == "allow"
+    assert policy.check_command('find . -name "x -delete"').verdict == "deny"
+    assert policy.check_command("ls *.txt").verdict == "allow"  # a glob word is not quoted

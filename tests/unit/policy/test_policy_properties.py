@@ -4,6 +4,8 @@ Hypothesis builds commands from the seed policy's allowed commands (``ls``, ``ca
 status``...) and denied ones (``rm``, ``sudo``, ``curl``, ``wget``, ``git push``), wraps the denied
 ones in transparent wrappers, ``VAR=x`` prefixes, nested shells, substitutions, subshells, brace
 groups and ``find -exec``, any number of times, and joins everything with every command separator.
+Also: a secret attached to any cluster of short options is never allowed, and the quoted form that
+approvals and allow rules see (``quoted_command``) gives each argv back.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_ls.policy.engine import PermissionPolicy
+from agent_ls.policy.rules import quoted_command
 from agent_ls.workspace.paths import PathPolicy
 
 ALLOWED = [
@@ -103,6 +106,10 @@ def policy(tmp_path_factory: pytest.TempPathFactory) -> PermissionPolicy:
     (root / "src").mkdir()
     (root / "src" / "app.py").write_text("x = 1\n")
     (root / "notes.txt").write_text("notes\n")
+    (root / ".env").write_text("API_KEY=sk-live\n")
+    (root / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    (root / "keys").mkdir()
+    (root / "keys" / "server.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
     return PermissionPolicy(PathPolicy(root, home=Path("/home/property-user")))
 
 
@@ -128,3 +135,28 @@ def test_allowed_commands_joined_by_separators_stay_allowed(
     for piece in pieces[1:]:
         text += data.draw(st.sampled_from(SEPARATORS)) + piece
     assert policy.check_command(text).verdict == "allow", text
+
+
+SECRETS = [".env", "./.env", "/proc/self/environ", "/root/.ssh/id_rsa", "id_ed25519", "keys/server.pem"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    command=st.sampled_from(["grep", "git diff", "cat", "ls"]),
+    cluster=st.text(alphabet="rnivlcHhfeOA", max_size=4),
+    secret=st.sampled_from(SECRETS),
+    spaced=st.booleans(),
+)
+def test_a_secret_attached_to_short_options_is_never_allowed(
+    policy: PermissionPolicy, command: str, cluster: str, secret: str, spaced: bool
+) -> None:
+    option = f"-{cluster}f" + (" " if spaced else "")
+    text = f"{command} {option}{shlex.quote(secret)} notes.txt"
+    assert policy.check_command(text).verdict != "allow", text
+
+
+@settings(max_examples=300, deadline=None)
+@given(argv=st.lists(st.text(st.characters(blacklist_characters="\x00"), max_size=8), min_size=1, max_size=5))
+def test_the_quoted_form_gives_the_argv_back(argv: list[str]) -> None:
+    """So an approval or an exact rule for one argv never matches another."""
+    assert shlex.split(quoted_command(argv)) == argv

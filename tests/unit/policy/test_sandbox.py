@@ -31,6 +31,7 @@ from agent_ls.policy.sandbox import (
     SandboxStatus,
     default_tool_dirs,
     find_sandbox,
+    git_config_holds_credentials,
     probe,
     sandbox_status,
 )
@@ -220,6 +221,7 @@ def test_wrap_builds_the_mounts_in_order(tmp_path: Path, outside: Path) -> None:
         *("--proc", "/proc"),
         *("--tmpfs", "/tmp"),
         *("--tmpfs", "/run"),
+        *other_homes(),  # the workspace's parent lies in the home: hidden with it
         *("--tmpfs", str(ws)),
         *("--tmpfs", str(home)),
         # Sorted, each once: PATH directories under /tmp or the home, our venv under /tmp, and the
@@ -350,6 +352,7 @@ def test_wrap_mounts_linked_entries_read_only_over_the_hidden_workspace(tmp_path
         "bwrap",
         *NAMESPACE_ARGS,
         *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"),
+        *other_homes(),
         *("--tmpfs", str(ws)),
         *("--ro-bind-try", str(ws / "node_modules"), str(ws / "node_modules")),
         *("--ro-bind-try", str(ws / ".venv"), str(ws / ".venv")),
@@ -362,23 +365,136 @@ def test_wrap_mounts_linked_entries_read_only_over_the_hidden_workspace(tmp_path
 def test_in_workspace_mode_the_workspace_is_writable_with_its_secrets_masked(tmp_path: Path) -> None:
     tmp = Path(os.path.realpath(tmp_path))
     ws = tmp / "ws"
-    write(ws, {".env": "K=1\n", ".ssh/id_rsa": "k", ".git/config": "", "app.py": ""})
+    token_url = '[remote "origin"]\n\turl = https://x-access-token:ghp_sub@example.com/r.git\n'
+    write(
+        ws,
+        {
+            ".env": "K=1\n",
+            ".ssh/id_rsa": "k",
+            ".git/config": "[core]\n\tbare = false\n",
+            ".git/hooks/pre-commit.sample": "",
+            ".git/modules/sub/config": token_url,
+            "app.py": "",
+        },
+    )
+    masked = [ws / ".env", ws / ".git/config", ws / ".git/modules/sub/config", ws / ".ssh"]
+    argv = Sandbox("bwrap").wrap(["true"], shadow=ws, workspace_root=ws, environ={}, masked=masked)
+    assert argv == [
+        "bwrap",
+        *NAMESPACE_ARGS,
+        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"),
+        *other_homes(),
+        *("--tmpfs", str(ws)),
+        *password_hash_masks(),
+        *("--bind", str(ws), str(ws)),
+        # After the workspace's own mount, which would otherwise cover them. The git config without
+        # credentials stays readable, read-only; the submodule's, with a token, is masked.
+        *("--ro-bind", str(ws / ".git/config"), str(ws / ".git/config")),
+        *("--ro-bind", "/dev/null", str(ws / ".env")),
+        *("--ro-bind", "/dev/null", str(ws / ".git/modules/sub/config")),
+        *("--tmpfs", str(ws / ".ssh")),
+        # No hook can be planted for the user's own git.
+        *("--ro-bind", str(ws / ".git/hooks"), str(ws / ".git/hooks")),
+        *("--chdir", str(ws), "--unsetenv", "TMPDIR", "--", "true"),
+    ]
+
+
+def test_masks_inside_linked_folders_come_after_their_mounts(tmp_path: Path) -> None:
+    tmp = Path(os.path.realpath(tmp_path))
+    ws = tmp / "ws"
+    write(ws, {"certs/server.pem": "k", "certs/ca.txt": "", "node_modules/p/.ssh/id_rsa": "k", ".env": ""})
+    shadow = tmp / "shadow"
+    shadow.mkdir()
     argv = Sandbox("bwrap").wrap(
-        ["true"], shadow=ws, workspace_root=ws, environ={}, masked=[ws / ".env", ws / ".ssh"]
+        ["true"],
+        shadow=shadow,
+        workspace_root=ws,
+        environ={},
+        readonly=[ws / "certs", ws / "node_modules"],
+        masked=[ws / "certs/server.pem", ws / "node_modules/p/.ssh", ws / "gone.pem"],
     )
     assert argv == [
         "bwrap",
         *NAMESPACE_ARGS,
         *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"),
+        *other_homes(),
         *("--tmpfs", str(ws)),
+        *("--ro-bind-try", str(ws / "certs"), str(ws / "certs")),
+        *("--ro-bind-try", str(ws / "node_modules"), str(ws / "node_modules")),
         *password_hash_masks(),
-        *("--bind", str(ws), str(ws)),
-        # After the workspace's own mount, which would otherwise cover them.
-        *("--ro-bind", "/dev/null", str(ws / ".git/config")),
-        *("--ro-bind", "/dev/null", str(ws / ".env")),
-        *("--tmpfs", str(ws / ".ssh")),
-        *("--chdir", str(ws), "--unsetenv", "TMPDIR", "--", "true"),
+        # The .env stays hidden with the workspace; a missing secret is skipped.
+        *("--ro-bind", "/dev/null", str(ws / "certs/server.pem")),
+        *("--tmpfs", str(ws / "node_modules/p/.ssh")),
+        *("--bind", str(shadow), str(shadow)),
+        *("--chdir", str(shadow), "--unsetenv", "TMPDIR", "--", "true"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("config", "credentials"),
+    [
+        ("[core]\n\tbare = false\n", False),
+        ('[remote "origin"]\n\turl = git@github.com:o/r.git\n', False),
+        ('[remote "origin"]\n\turl = ssh://git@example.com/r.git\n', False),
+        ('[remote "origin"]\n\turl = https://example.com/r.git\n', False),
+        ('[remote "origin"]\n\turl = https://user:tok@example.com/r.git\n', True),
+        ('[remote "origin"]\n\turl = https://ghp_abc@github.com/o/r\n', True),
+        ('[remote "origin"]\n\turl = ssh://git:pw@example.com/r.git\n', True),
+        ('[url "https://ghp_abc@github.com/"]\n\tinsteadOf = https://github.com/\n', True),
+        ('[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic eA==\n', True),
+        ("[credential]\n\thelper = store\n", True),
+        ("[include]\n\tpath = ../secrets.inc\n", True),
+    ],
+)
+def test_which_git_configs_hold_credentials(tmp_path: Path, config: str, credentials: bool) -> None:
+    path = tmp_path / "config"
+    path.write_text(config)
+    assert git_config_holds_credentials(path) is credentials
+    assert git_config_holds_credentials(tmp_path / "missing") is True  # unreadable: masked
+
+
+def test_the_workspaces_neighbours_and_other_homes_are_hidden(outside: Path) -> None:
+    if outside.is_relative_to("/tmp"):
+        pytest.skip("/var/tmp is not writable: the workspace's parent would be under the private /tmp")
+    parent = outside / "checkouts"
+    write(
+        parent,
+        {
+            "other/.env": "",
+            "venv/pyvenv.cfg": "home = /usr/bin\n",
+            "venv/bin/tool": "",
+            "tools/bin/x": "",
+            "app/main.py": "",
+        },
+    )
+    ws = parent / "app"
+    search_path = os.pathsep.join([str(parent / "venv/bin"), str(parent / "tools/bin"), "/usr/bin"])
+    argv = Sandbox("bwrap").wrap(["true"], shadow=outside, workspace_root=ws, environ={"PATH": search_path})
+    assert argv[: argv.index("--bind")] == [
+        "bwrap",
+        *NAMESPACE_ARGS,
+        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"),
+        *other_homes(),
+        *("--tmpfs", str(parent)),
+        *("--tmpfs", str(ws)),
+        # PATH directories beside the workspace come back; a virtual environment's whole.
+        *("--ro-bind", str(parent / "tools/bin"), str(parent / "tools/bin")),
+        *("--ro-bind", str(parent / "venv"), str(parent / "venv")),
+        *password_hash_masks(),
+    ]
+
+
+@pytest.mark.parametrize("parent", ["/", "/opt", "/srv", "/usr/src", "/usr/local/src", "/nix/store"])
+def test_a_system_directory_holding_the_workspace_is_not_hidden(parent: str) -> None:
+    argv = Sandbox("bwrap").wrap(
+        ["true"], shadow=Path("/tmp"), workspace_root=Path(parent) / "app", environ={}
+    )
+    assert argv[argv.index("/run") + 1 : argv.index(str(Path(parent) / "app"))] == [*other_homes(), "--tmpfs"]
+
+
+def other_homes() -> list[str]:
+    """The options hiding /home and /root, those that exist (every test's home lies elsewhere)."""
+    return [arg for name in ("/home", "/root") if os.path.isdir(name) for arg in ("--tmpfs", name)]
 
 
 def password_hash_masks() -> list[str]:
@@ -453,7 +569,8 @@ async def test_password_hashes_are_unreadable(runner: ShellRunner) -> None:
 
 async def test_a_worktrees_main_repository_config_is_hidden(outside: Path, tmp_path: Path) -> None:
     require_tool("git")
-    main, ws = outside / "main repo", outside / "work tree"
+    # The worktree one level down: its parent directory, hidden, does not hold the main repository.
+    main, ws = outside / "main repo", outside / "trees" / "work tree"
     write(main, {"README": "main\n"})
     git("init", "-q", main)
     git("-C", main, "config", "remote.origin.url", "https://x-access-token:ghp_worktree@example.com/r.git")
@@ -489,6 +606,27 @@ async def test_symlinked_credentials_are_hidden(scene: Scene, outside: Path) -> 
     )
     assert "sk-dotfile" not in result.output and "aws-secret" not in result.output
     assert result.output.endswith("ran\n")  # bwrap could mount over the links' targets
+
+
+async def test_checkouts_beside_the_workspace_are_hidden(scene: Scene) -> None:
+    """Finding 10 of issue 5's review: the workspace's neighbours were readable."""
+    neighbours = scene.ws.parent
+    write(neighbours, {"other checkout/.env": "STRIPE_KEY=sk_live_neighbour\n"})
+    write(neighbours, {"venv/pyvenv.cfg": "home = /usr/bin\n", "venv/lib/data.txt": "venv data\n"})
+    write(neighbours, {"venv/bin/venvtool": '#!/bin/sh\ncat "$(dirname "$0")/../lib/data.txt"\n'})
+    (neighbours / "venv/bin/venvtool").chmod(0o755)
+    scene.environ["PATH"] = os.pathsep.join([str(neighbours / "venv/bin"), scene.environ["PATH"]])
+    command = f"cat {q(neighbours / 'other checkout/.env')}; ls -A {q(neighbours)}; venvtool"
+    sandboxed = await scene.runner(require_sandbox()).run(command, 30)
+    control = await scene.runner(None).run(command, 30)
+    assert "sk_live_neighbour" in control.output
+    if neighbours.is_relative_to("/tmp"):
+        pytest.skip("/var/tmp is not writable: the neighbours are under the private /tmp")
+    assert sandboxed.output == (
+        f"cat: {q(neighbours / 'other checkout/.env')}: No such file or directory\n"
+        "home\nreal ws\nvenv\n"  # what is mounted there: the hidden home and workspace, the PATH's venv
+        "venv data\n"
+    )
 
 
 async def test_no_process_environment_holds_the_api_key(runner: ShellRunner, server_pid: int) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -104,7 +105,7 @@ def test_separators(text: str, expected: list[Argv]) -> None:
         ("X=$(rm -rf /)", [("rm", "-rf", "/")]),
         ("X=1 Y=`a`", [("a",)]),
         ("a=(1 $(b))", [("b",)]),
-        ("x[$(a)]=1", [("a",)]),
+        ("x[0]=$(a)", [("a",)]),
         ("X=$(a) ls", [("ls",), ("a",)]),
         # Declaration commands are commands, and run their substitutions.
         ("export X=$(a) Y", [("export", "X=$(a)", "Y"), ("a",)]),
@@ -232,8 +233,11 @@ def test_scripts(text: str, expected: list[Argv]) -> None:
         ("watch -n $N ls", [("ls",)], None),
         ("watch --bogus ls", [("watch", "--bogus", "ls")], "unknown option of watch: --bogus"),
         ('trap "$X" EXIT', [("trap", '"$X"', "EXIT")], 'the script of trap is not static: "$X"'),
-        ("mapfile -t -C 'rm x' -c 1 arr", [("mapfile", "-t", "-C", "rm x", "-c", "1", "arr")],
-         "mapfile -C runs its callback as code, which is not read"),
+        (
+            "mapfile -t -C 'rm x' -c 1 arr",
+            [("mapfile", "-t", "-C", "rm x", "-c", "1", "arr")],
+            "mapfile -C runs its callback as code, which is not read",
+        ),
         ("readarray -u 3 lines", [("readarray", "-u", "3", "lines")], None),
     ],
 )
@@ -496,10 +500,8 @@ def test_xargs_feeding_a_shell_is_an_error() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("git -C ../other-repo push origin main", ("git", "push", "origin", "main")),
-        ("git --git-dir=.git --work-tree=. status", ("git", "status")),
-        ("git --git-dir .git --work-tree w status -s", ("git", "status", "-s")),
-        ("git --namespace=x --no-pager --bare --literal-pathspecs -P log", ("git", "log")),
+        ("git -C . status -s", ("git", "status", "-s")),
+        ("git --namespace=x --no-pager --literal-pathspecs -P log", ("git", "log")),
         ("git --no-optional-locks --glob-pathspecs --icase-pathspecs diff", ("git", "diff")),
         ("git --version", ("git", "--version")),
         ("git diff --stat", ("git", "diff", "--stat")),
@@ -522,7 +524,7 @@ RUN_OR_WRITE = "can run a program or write a file"
         ("git -p status", ("git", "status"), "git -p runs a pager"),
         ("git --paginate log", ("git", "log"), "git --paginate runs a pager"),
         ("git -c core.pager=less status", ("git", "status"), "git -c core.pager=less changes configuration"),
-        ("git -c x.y=1 -C d push", ("git", "push"), "git -c x.y=1 changes configuration"),
+        ("git -c x.y=1 -C . push", ("git", "push"), "git -c x.y=1 changes configuration"),
         ("git --config-env=core.pager=P log", ("git", "log"),
          "git --config-env core.pager=P changes configuration"),
         ("git --exec-path=/x status", ("git", "status"),
@@ -553,6 +555,259 @@ def test_git_several_risks_are_joined() -> None:
     assert only("GIT_PAGER=x git -p diff").risky == (
         "GIT_PAGER= can make the program run other code; git -p runs a pager"
     )
+
+
+OTHER_REPOSITORY = "can point git at another repository, whose configuration can run programs"
+
+
+@pytest.mark.parametrize(
+    ("text", "argv", "risky"),
+    [
+        # git's own repository discovery starts at ".": only another place is risky.
+        ("git --git-dir=r --work-tree=. status", ("git", "status"),
+         f"git --git-dir r {OTHER_REPOSITORY}; git --work-tree . {OTHER_REPOSITORY}"),
+        ("git --git-dir .git status -s", ("git", "status", "-s"), f"git --git-dir .git {OTHER_REPOSITORY}"),
+        ("git --work-tree=/etc diff", ("git", "diff"), f"git --work-tree /etc {OTHER_REPOSITORY}"),
+        ("git -C ../other-repo push origin main", ("git", "push", "origin", "main"),
+         f"git -C ../other-repo {OTHER_REPOSITORY}"),
+        ("git -C . -C sub status", ("git", "status"), f"git -C sub {OTHER_REPOSITORY}"),
+        ('git -C "$D" status', ("git", "status"), f'git -C "$D" {OTHER_REPOSITORY}'),
+        ("git --bare log", ("git", "log"),
+         f"git --bare reads the current directory as a repository, which {OTHER_REPOSITORY}"),
+        ("GIT_DIR=r git status", ("git", "status"), f"GIT_DIR= {OTHER_REPOSITORY}"),
+        ("GIT_WORK_TREE=. git status", ("git", "status"), f"GIT_WORK_TREE= {OTHER_REPOSITORY}"),
+        ("GIT_COMMON_DIR=r git status", ("git", "status"), f"GIT_COMMON_DIR= {OTHER_REPOSITORY}"),
+        ("GIT_INDEX_FILE=x git status", ("git", "status"), f"GIT_INDEX_FILE= {OTHER_REPOSITORY}"),
+        ("GIT_OBJECT_DIRECTORY=o git diff", ("git", "diff"), f"GIT_OBJECT_DIRECTORY= {OTHER_REPOSITORY}"),
+        ("env GIT_DIR=r git status", ("git", "status"), f"GIT_DIR= {OTHER_REPOSITORY}"),
+        ("GIT_CONFIG_GLOBAL=c git status", ("git", "status"),
+         "GIT_CONFIG_GLOBAL= can make the program run other code"),
+        ("GIT_EXEC_PATH=. git status", ("git", "status"),
+         "GIT_EXEC_PATH= can make the program run other code"),
+        ("HOME=. git status", ("git", "status"), "HOME= can make the program run other code"),
+        ("XDG_CONFIG_HOME=. git status", ("git", "status"),
+         "XDG_CONFIG_HOME= can make the program run other code"),
+        ("GIT_ALLOW_PROTOCOL=ext git status", ("git", "status"),
+         "GIT_ALLOW_PROTOCOL= can make the program run other code"),
+    ],
+)  # fmt: skip
+def test_git_pointed_at_another_repository_is_risky(text: str, argv: Argv, risky: str) -> None:
+    command = only(text)
+    assert (command.argv, command.risky) == (argv, risky)
+
+
+def test_git_repository_variables_assigned_alone_make_every_command_risky() -> None:
+    reason = f"GIT_DIR= assigned in the script {OTHER_REPOSITORY}"
+    parsed = parse_shell("export GIT_DIR=r; git status")
+    assert [(c.argv, c.risky) for c in parsed.commands] == [
+        (("export", "GIT_DIR=r"), reason),
+        (("git", "status"), reason),
+    ]
+    assert (
+        only("GIT_WORK_TREE=/; git status").risky
+        == f"GIT_WORK_TREE= assigned in the script {OTHER_REPOSITORY}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "risky"),
+    [
+        # Subcommands that run tools, filters, scripts or servers by design (review finding 3).
+        ('git difftool --no-index -y -x "sh -c id" a b', "git difftool runs other programs"),
+        ("git difftool --extcmd=id", "git difftool runs other programs"),
+        ("git mergetool -t x", "git mergetool runs other programs"),
+        ("git filter-branch --tree-filter x HEAD", "git filter-branch runs other programs"),
+        ("git send-email --to-cmd=x p.patch", "git send-email runs other programs"),
+        ("git daemon --export-all", "git daemon runs other programs"),
+        ("git instaweb", "git instaweb runs other programs"),
+        ("git credential fill", "git credential runs other programs"),
+        ("git maintenance start", "git maintenance runs other programs"),
+        ("git submodule foreach id", "git submodule foreach runs a command"),
+        ("git submodule --quiet foreach 'rm x'", "git submodule foreach runs a command"),
+        ("git bisect run make", "git bisect run runs a command"),
+        ("git rebase -x id HEAD~2", "git rebase -x runs a command"),
+        ("git rebase -ixid HEAD~2", "git rebase -x runs a command"),
+        ("git rebase --exec=id HEAD~2", f"git rebase --exec=id {RUN_OR_WRITE}"),
+        ("git rebase --ex id HEAD~2", f"git rebase --ex {RUN_OR_WRITE}"),
+        ("git grep --open-files-in-pager=vim x", f"git grep --open-files-in-pager=vim {RUN_OR_WRITE}"),
+        ("git grep -iOvim x", "git grep -O runs a program"),
+        ("git log -p --textconv", f"git log --textconv {RUN_OR_WRITE}"),
+        ("git show --textc HEAD", f"git show --textc {RUN_OR_WRITE}"),
+        ("git cat-file --filters HEAD:x", f"git cat-file --filters {RUN_OR_WRITE}"),
+        ("git clone --upload-pack=x u d", f"git clone --upload-pack=x {RUN_OR_WRITE}"),
+        ("git clone -u x u d", "git clone -u runs a program"),
+        ("git clone -c core.fsmonitor=x u", "git clone -c sets configuration of the new repository"),
+        ("git clone --config=core.fsmonitor=x u", f"git clone --config=core.fsmonitor=x {RUN_OR_WRITE}"),
+        ("git clone --template=t u", f"git clone --template=t {RUN_OR_WRITE}"),
+        ("git init --separate-git-dir=/tmp/g", f"git init --separate-git-dir=/tmp/g {RUN_OR_WRITE}"),
+        ("git pull --upload-pack x", f"git pull --upload-pack {RUN_OR_WRITE}"),
+        ("git ls-remote --upload-pack=x origin", f"git ls-remote --upload-pack=x {RUN_OR_WRITE}"),
+        ("git push --receive-pack=x", f"git push --receive-pack=x {RUN_OR_WRITE}"),
+        ("git archive --remote=r HEAD", f"git archive --remote=r {RUN_OR_WRITE}"),
+        ("git archive --exec=x --remote r HEAD",
+         f"git archive --exec=x {RUN_OR_WRITE}; git archive --remote {RUN_OR_WRITE}"),
+        ("git archive -o out.zip HEAD", "git archive -o writes a file"),
+        ("git format-patch -o out HEAD~1", "git format-patch -o writes files"),
+        ("git help -w log", "git help -w runs a web browser"),
+        ("git ls-remote 'ext::sh -c id'", "git ls-remote ext::sh -c id: the ext:: transport runs a command"),
+        ("git fetch fd::3", "git fetch fd::3: the fd:: transport runs a command"),
+        # git config: writes (any file), other files, and keys that name programs.
+        ("git config --global user.name me", "git config writes configuration, which can make later git "
+         "commands run programs"),
+        ("git config --unset user.name", "git config writes configuration, which can make later git "
+         "commands run programs"),
+        ("git config set core.fsmonitor x", "git config core.fsmonitor sets a program to run"),
+        ("git config --add alias.x '!id'", "git config alias.x sets a program to run"),
+        ("git config -e", "git config writes configuration, which can make later git commands run programs"),
+        ("git config -f ~/.ssh/config -l",
+         "git config --file reads or writes a file the path rules do not check"),
+    ],
+)  # fmt: skip
+def test_git_commands_that_run_programs_are_risky(text: str, risky: str) -> None:
+    assert only(text).risky == risky
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "git diff --text", "git diff --no-textconv", "git log --no-ext-diff -p", "git diff --exit-code",
+        "git config user.name", "git config --get core.pager", "git config --global --get-regexp alias",
+        "git config -l", "git config get user.email", "git clone --filter=blob:none u",
+        "git submodule status",
+        "git bisect start", "git rebase -i HEAD~2", "git cherry-pick -x abc", "git grep -e x -A 2",
+        "git help log", "git fetch origin", "git status --ignored",
+    ],
+)  # fmt: skip
+def test_git_commands_that_only_read_are_not_risky(text: str) -> None:
+    assert only(text).risky is None
+
+
+# -- shell state: what a command changes for the commands after it ---------------------------------
+
+STATE = "changes how later commands are expanded or found"
+OPTIONS = "changes how the shell reads and expands later commands"
+
+
+@pytest.mark.parametrize(
+    ("text", "risky"),
+    [
+        # GLOBIGNORE makes `*` match dotfiles (review finding 7); IFS, CDPATH, PWD (~+)... alike.
+        ("GLOBIGNORE=x; cat *", f"GLOBIGNORE= assigned in the script {STATE}"),
+        ("cat *; GLOBIGNORE=x", f"GLOBIGNORE= assigned in the script {STATE}"),
+        ("export GLOBIGNORE=x; cat *", f"GLOBIGNORE= assigned in the script {STATE}"),
+        ("IFS=/; cat *", f"IFS= assigned in the script {STATE}"),
+        ("IFS+=/; cat *", f"IFS= assigned in the script {STATE}"),
+        ("CDPATH=/etc; cat *", f"CDPATH= assigned in the script {STATE}"),
+        ("PWD=/etc; cat ~+/passwd", f"PWD= assigned in the script {STATE}"),
+        ("OLDPWD=/etc; cat ~-/passwd", f"OLDPWD= assigned in the script {STATE}"),
+        ("f() { GLOBIGNORE=x; }; cat *", f"GLOBIGNORE= assigned in the script {STATE}"),
+        ("eval GLOBIGNORE=x; cat *", f"GLOBIGNORE= assigned in the script {STATE}"),
+        ("eval PATH=/tmp; cat *", "PATH= assigned in the script can make later programs run other code"),
+        ("trap 'IFS=/' EXIT; cat *", f"IFS= assigned in the script {STATE}"),
+        # Builtins that assign the variable named by an argument.
+        ("read IFS <<< /; cat *", f"read IFS: IFS= assigned in the script {STATE}"),
+        ("read -r -a BASH_CMDS <<< x; cat *", f"read BASH_CMDS: BASH_CMDS= assigned in the script {STATE}"),
+        ("printf -v GLOBIGNORE x; cat *", f"printf GLOBIGNORE: GLOBIGNORE= assigned in the script {STATE}"),
+        ("getopts a IFS; cat *", f"getopts IFS: IFS= assigned in the script {STATE}"),
+        ("mapfile -t BASH_CMDS < f; cat *", f"mapfile BASH_CMDS: BASH_CMDS= assigned in the script {STATE}"),
+        ("export 'GLOBIGNORE=x'; cat *", f"export GLOBIGNORE=x: GLOBIGNORE= assigned in the script {STATE}"),
+        ('read "$v"; cat *', 'read "$v" may assign any variable'),
+        ('export "$v=1"; cat *', 'export "$v=1" may assign any variable'),
+        # Without PATH, bash searches a default path that ends in `.`.
+        ("unset PATH; cat *",
+         "unset PATH: PATH= assigned in the script can make later programs run other code"),
+        ("declare -n r=x; cat *", "declare -n: a nameref lets later assignments change any variable"),
+        # Shell options that change expansion, command lookup or how words are read.
+        ("shopt -s dotglob; cat *", f"shopt -s dotglob {OPTIONS}"),
+        ("shopt -s extglob; cat *", f"shopt -s extglob {OPTIONS}"),
+        ("shopt -s nullglob; cat *", f"shopt -s nullglob {OPTIONS}"),
+        ("shopt -s failglob; cat *", f"shopt -s failglob {OPTIONS}"),
+        ("shopt -s globstar; cat *", f"shopt -s globstar {OPTIONS}"),
+        ("shopt -u globskipdots; cat *", f"shopt -u globskipdots {OPTIONS}"),
+        ("shopt -s inherit_errexit nocaseglob; cat *", f"shopt -s inherit_errexit nocaseglob {OPTIONS}"),
+        ("shopt -so posix; cat *", f"shopt -so posix {OPTIONS}"),
+        ("set -k; cat *", f"set -k {OPTIONS}"),
+        ("set -ea; cat *", f"set -ea {OPTIONS}"),
+        ("set -o posix; cat *", f"set -o posix {OPTIONS}"),
+        ("set -e -o pipefail -o keyword; cat *", f"set -e -o pipefail -o keyword {OPTIONS}"),
+        ("set +Hk; set -H; cat *", f"set -H {OPTIONS}"),
+        ("hash -p ./x cat; cat *", f"hash -p ./x cat {OPTIONS}"),
+        ("enable -f ./x.so cat; cat *", f"enable -f ./x.so cat {OPTIONS}"),
+        ('set -o "$o"; cat *',
+         'set -o "$o": set with an argument not known statically may change how later commands run'),
+    ],
+)  # fmt: skip
+def test_shell_state_changes_make_every_command_risky(text: str, risky: str) -> None:
+    parsed = parse_shell(text)
+    assert parsed.error is None
+    cat = next(c for c in parsed.commands if c.argv[0] == "cat")
+    assert cat.risky == risky
+    assert all(c.risky is not None and risky in c.risky for c in parsed.commands)
+
+
+def test_shell_state_inside_bash_c_stays_in_the_child_but_is_still_noted() -> None:
+    parsed = parse_shell("bash -c 'GLOBIGNORE=x; cat *'")
+    assert [(c.argv, c.risky) for c in parsed.commands] == [
+        (("cat", "*"), f"GLOBIGNORE= assigned in the script {STATE}"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "set -euo pipefail; cat *", "set -x; cat *", "set +e; cat *", "set +o posix +k; cat *",
+        "set -- a b; cat *", "set -o; cat *",
+        "shopt -s inherit_errexit; cat *", "shopt dotglob; cat *", "shopt -p; cat *", "hash -r; cat *",
+        "enable; cat *", "read x; cat *", "X=1; cat *", "export X; cat *", "unset X; cat *",
+        "export PATH; cat *", "test -v IFS; cat *", "local -a x; cat *",
+    ],
+)  # fmt: skip
+def test_harmless_shell_state_changes(text: str) -> None:
+    parsed = parse_shell(text)
+    assert parsed.error is None
+    assert [c.risky for c in parsed.commands] == [None] * len(parsed.commands)
+
+
+SUBSCRIPT = "evaluates an array subscript, which runs the $(...) it may hold"
+NAMED_SUBSCRIPT = "the array subscript is evaluated as arithmetic, which runs the $(...) a value may hold"
+LET = "let evaluates its arguments as arithmetic, which runs the $(...) a value may hold"
+
+
+# Each runs `touch m` in bash 5.2 (checked against bash below), though `$(...)` is quoted or in a value.
+SUBSCRIPT_CASES = [
+    ("a['$(touch m)']=1", f"a['$(touch m)']=1 {SUBSCRIPT}"),
+    ("x='b[$(touch m)]'; a[x]=1", f"a[x]=1 {SUBSCRIPT}"),
+    ('declare "a[\\$(touch m)]=1"', f"declare a[$(touch m)]=1: {NAMED_SUBSCRIPT}"),
+    ('read "a[\\$(touch m)]" <<< x', f"read a[$(touch m)]: {NAMED_SUBSCRIPT}"),
+    ("printf -v 'a[$(touch m)]' x", f"printf a[$(touch m)]: {NAMED_SUBSCRIPT}"),
+    ("test -v 'a[$(touch m)]'", f"test a[$(touch m)]: {NAMED_SUBSCRIPT}"),
+    ("[ -v 'a[$(touch m)]' ]", f"-v 'a[$(touch m)]' {SUBSCRIPT}"),
+    ("x='b[$(touch m)]'; [[ -v a[x] ]]", f"-v a[x] {SUBSCRIPT}"),
+    ("x='b[$(touch m)]'; let y=x", LET),
+    ("declare -i n; n='b[$(touch m)]'",
+     "declare -i makes assignments arithmetic, which runs the $(...) a value may hold"),
+    ("x='b[$(touch m)]'; : ${!x}",
+     "${!x} expands the variable a value names, which runs the $(...) its subscript holds"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "error"), SUBSCRIPT_CASES)
+def test_subscripts_evaluated_as_arithmetic_are_an_error(text: str, error: str) -> None:
+    assert parse_shell(text).error == error
+
+
+@pytest.mark.parametrize(("text", "error"), SUBSCRIPT_CASES)
+def test_subscript_cases_run_their_command_in_bash(tmp_path: Path, text: str, error: str) -> None:
+    bash = require_tool("bash")
+    subprocess.run([bash, "-c", text], cwd=tmp_path, capture_output=True, timeout=10, check=False)
+    assert (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize(
+    "text", ["a[0]=1; ls", "a[-1]=1; ls", "echo ${!a[@]} ${!a[*]} ${!p*} ${!p@}", "[ -v x ]", "test -v a[1]"]
+)
+def test_numeric_subscripts_and_name_listings_are_fine(text: str) -> None:
+    assert parse_shell(text).error is None
 
 
 # -- 7. command words that cannot be resolved statically -------------------------------------------

@@ -13,7 +13,13 @@ import pytest
 
 from agent_ls.core.errors import PathRefused, ToolError
 from agent_ls.workspace.overlay import Overlay
-from agent_ls.workspace.paths import DEFAULT_SECRET_PATTERNS, PathCheck, PathPolicy, fold
+from agent_ls.workspace.paths import (
+    DEFAULT_SECRET_PATTERNS,
+    PathCheck,
+    PathPolicy,
+    fold,
+    secret_pattern_problem,
+)
 from tests.unit.workspace.conftest import write
 
 ENV_ADVICE = "may hold secrets; ask the user for the values you need, or read .env.example"
@@ -199,6 +205,85 @@ def test_configured_secrets_and_exemptions(root: Path, home: Path, tmp_path: Pat
         f"refused: {(config_dir / 'agent-ls.toml').as_posix()!r} is agent-ls's own configuration; "
         "ask the user for the setting you need"
     )
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "!.env",
+        "!id_rsa",
+        "!*.pem",
+        "!.git/config",
+        "!/proc/*/environ",
+        "!~/.ssh/**",
+        "\uff01.env",  # a fullwidth exclamation mark, folded to "!"
+        "\u200b!.env",  # a zero-width space, dropped by folding
+    ],
+)
+def test_an_added_pattern_cannot_re_include(root: Path, home: Path, pattern: str) -> None:
+    """The review's bypass: one spec for built-in and added lines let ``!.env`` un-secret ``.env``."""
+    with pytest.raises(ValueError, match="take files off the secret list"):
+        PathPolicy(root, secret_patterns=[*DEFAULT_SECRET_PATTERNS, pattern], home=home)
+    assert secret_pattern_problem(pattern) is not None
+
+
+def test_built_in_secrets_apply_whatever_list_is_given(root: Path, home: Path) -> None:
+    write(root, {".env": "KEY=1\n", "secrets/a.txt": "s\n"})
+    policy = PathPolicy(root, secret_patterns=["secrets/"], home=home)  # the built-ins not repeated
+    assert "may hold secrets" in refused(policy, ".env")
+    assert "secret file (configured)" in refused(policy, "secrets/a.txt")
+    assert "holds a process's environment" in refused(policy, "/proc/self/environ")
+
+
+@pytest.mark.parametrize("pattern", ["\\!.env", "*.key", "\\#notes#", "/srv/keys/**"])
+def test_patterns_that_only_add_are_accepted(pattern: str) -> None:
+    assert secret_pattern_problem(pattern) is None
+
+
+def test_a_built_in_re_include_stays_in_its_own_group(root: Path, home: Path) -> None:
+    """``!.env.example`` takes ``.env.example`` out of ``.env.*`` only, not out of ``.ssh``."""
+    write(root, {".ssh/.env.example": "k\n", "config/.env.example": "KEY=\n"})
+    policy = PathPolicy(root, home=home)
+    assert "SSH material" in refused(policy, ".ssh/.env.example")
+    assert policy.resolve("config/.env.example") == "config/.env.example"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [".env~", "#.env#", ".env.swp", "prod.env", "config/db.env", "prod.env~", "#prod.env#", ".prod.env.swo"],
+)
+def test_env_files_under_other_names_and_their_editor_copies_are_secrets(
+    policy: PathPolicy, root: Path, name: str
+) -> None:
+    write(root, {name: "KEY=1\n"})
+    assert refused(policy, name) == f"refused: {name!r} {ENV_ADVICE}"
+
+
+@pytest.mark.parametrize(
+    "name", ["environment.py", "src/dotenv.py", "env.py", "config.env.ts", "envs/app.py"]
+)
+def test_source_files_named_like_env_are_not_secrets(policy: PathPolicy, root: Path, name: str) -> None:
+    write(root, {name: "x = 1\n"})
+    assert policy.resolve(name) == name
+
+
+def test_exemptions_never_lift_process_environments_ssh_or_the_config_dir(
+    root: Path, home: Path, tmp_path: Path
+) -> None:
+    config_dir = tmp_path / "conf[1]"  # glob characters in the name are matched literally
+    write(config_dir, {"agent-ls.toml": "model = 'x'\n"})
+    write(root, {".env": "KEY=1\n"})
+    policy = PathPolicy(
+        root,
+        not_secret=["**", "/**", "~/**", "!nothing"],
+        config_dir=config_dir,
+        home=home,
+        extra_dirs=[tmp_path],
+    )
+    assert policy.resolve(".env") == ".env"  # the user's exemption does lift a built-in
+    assert "holds a process's environment" in refused(policy, "/proc/self/environ")
+    assert "SSH material" in refused(policy, "~/.ssh/id_rsa")
+    assert "agent-ls's own configuration" in refused(policy, str(config_dir / "agent-ls.toml"))
 
 
 # -- Resolve at use ----------------------------------------------------------------------------------
