@@ -51,10 +51,10 @@ def as_json(done: subprocess.CompletedProcess[str]) -> Any:
 
 
 def test_a_compound_command_shows_each_command_and_the_deciding_rule(root: Path, config_dir: Path) -> None:
-    done = check("--", "git -C src status && /bin/rm -rf build", cwd=root, config_dir=config_dir)
+    done = check("--", "git -C . status && /bin/rm -rf build", cwd=root, config_dir=config_dir)
     assert (done.returncode, done.stderr) == (DENY, "")
     assert done.stdout == (
-        "deny: bash git -C src status && /bin/rm -rf build\n"
+        "deny: bash git -C . status && /bin/rm -rf build\n"
         "  decided by: bash: rm * (built-in)\n"
         '  reason: "rm -rf build" matches bash: rm * (built-in)\n'
         "commands:\n"

@@ -91,6 +91,7 @@ UNKNOWN_CWD_RULE = "guard: relative path after cd"
 GLOB_RULE = "guard: glob not expandable"
 SECRET_RULE = "paths: secret file"
 OUTSIDE_RULE = "paths: outside the workspace"
+REAL_TREE_RULE = "paths: absolute path into the real workspace (use a relative path)"
 REFUSED_RULE = "paths: refused"
 EXTRA_DIR_RULE = "paths: allowed outside the workspace (a device or an extra directory)"
 _ENGINE_ASKS = frozenset(
@@ -308,6 +309,10 @@ class PermissionPolicy:
             return Judgement("ask", OUTSIDE_RULE, f"{path}: {check.reason}")
         if check.rel is None:
             return Judgement("allow", EXTRA_DIR_RULE, check.reason)
+        if _expand_user(path).startswith("/"):
+            # Commands run in a copy of the workspace; an absolute path names the real tree, which
+            # only the sandbox hides (found by an adversarial review: "grep -R x /abs/ws").
+            return Judgement("ask", REAL_TREE_RULE, f"{path}: an absolute path into the real workspace")
         return judge("read", check.rel, self.rules)
 
     # -- files and tools ---------------------------------------------------------------------------

@@ -79,7 +79,9 @@ _BUILT_INS = (
     # language uses ".env" as a source extension, so "*.env" does not hide code; "*.env.*" would
     # (config.env.ts), and is left out.
     _BuiltIn(("*.env", "*.env~", "\\#*.env#", "*.env.sw?"), _ENV_ADVICE),
-    _BuiltIn(("*.pem",), _KEY_ADVICE),
+    # Public CA bundles are .pem files too (certifi's cacert.pem in every virtualenv): hiding them
+    # breaks any TLS client a test creates, and they hold no secret.
+    _BuiltIn(("*.pem", "!**/certifi/cacert.pem", "!**/pip/_vendor/certifi/cacert.pem"), _KEY_ADVICE),
     _BuiltIn(("id_rsa*",), _KEY_ADVICE),
     _BuiltIn(("id_ed25519*",), _KEY_ADVICE),
     _BuiltIn(("id_ecdsa*",), _KEY_ADVICE),
@@ -112,6 +114,8 @@ _MAX_LINKS = 40
 def fold(text: str) -> str:
     """``text`` in the form secret matching compares: NFKD, without combining marks (Mn, Me) and
     format characters (Cf, zero-width spaces), then NFKC and ``str.casefold`` (Unicode TR15, TR21)."""
+    if text.isascii():  # the common case, and most of the cost of scanning a large tree
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     kept = "".join(c for c in decomposed if unicodedata.category(c) not in ("Mn", "Me", "Cf"))
     return unicodedata.normalize("NFKC", kept).casefold()

@@ -83,7 +83,19 @@ TOOLCHAIN_HOMES = {
     "PYENV_ROOT": ".pyenv",
     "NVM_DIR": ".nvm",
 }
-ENV_FIXED = {"PYTHONDONTWRITEBYTECODE": "1"}
+ENV_FIXED = {
+    "PYTHONDONTWRITEBYTECODE": "1",
+    # Git settings at command-line precedence (git-config(1) GIT_CONFIG_COUNT), over any repository's
+    # own config: a repository the agent wrote (a bare "sub/HEAD" + "sub/config") is not discovered
+    # implicitly, and no config file can make git run a program through fsmonitor or hooks.
+    "GIT_CONFIG_COUNT": "3",
+    "GIT_CONFIG_KEY_0": "safe.bareRepository",
+    "GIT_CONFIG_VALUE_0": "explicit",
+    "GIT_CONFIG_KEY_1": "core.fsmonitor",
+    "GIT_CONFIG_VALUE_1": "false",
+    "GIT_CONFIG_KEY_2": "core.hooksPath",
+    "GIT_CONFIG_VALUE_2": "/dev/null",
+}
 _ENV_FORBIDDEN_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 _ENV_FORBIDDEN_PREFIXES = ("AGENT_LS_", "AWS_")
 
@@ -387,7 +399,8 @@ def child_environment(
 
     Only ``ENV_ALLOWLIST`` names, ``LC_*`` names and ``TOOLCHAIN_HOMES`` names are kept, plus
     ``ENV_FIXED``; never a name containing KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL, starting with
-    ``AGENT_LS_`` or ``AWS_``, or in ``key_names`` (the configured ``api_key_env`` names). The
+    ``AGENT_LS_`` or ``AWS_``, or in ``key_names`` (the configured ``api_key_env`` names); ``ENV_FIXED``
+    (ours) is set last. The
     directory of our interpreter is put first on ``PATH`` so the venv's ``pytest`` and ``rg`` are
     found, and ``venv/bin`` before it when a venv is configured (with ``VIRTUAL_ENV``). ``HOME`` is
     kept as given; ``ShellRunner`` points it at a scratch directory.
@@ -397,14 +410,14 @@ def child_environment(
         for name, value in environ.items()
         if name in ENV_ALLOWLIST or name.startswith("LC_") or name in TOOLCHAIN_HOMES
     }
-    kept.update(ENV_FIXED)
     search_path = [str(Path(sys.executable).parent), environ.get("PATH", os.defpath)]
     if venv is not None:
         search_path.insert(0, str(venv / "bin"))
         kept["VIRTUAL_ENV"] = str(venv)
     kept["PATH"] = os.pathsep.join(search_path)
     forbidden = {name.upper() for name in key_names}
-    return {name: value for name, value in kept.items() if not _forbidden(name, forbidden)}
+    # ENV_FIXED last: ours, never from the parent (GIT_CONFIG_KEY_n would fail the KEY filter).
+    return {name: value for name, value in kept.items() if not _forbidden(name, forbidden)} | ENV_FIXED
 
 
 def _forbidden(name: str, key_names: set[str]) -> bool:

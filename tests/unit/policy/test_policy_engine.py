@@ -555,3 +555,14 @@ def test_bash_allow_rules_see_quoted_words_deny_rules_both_forms(root: Path) -> 
     assert policy.check_command('printf "%s\\n" "a b"').verdict == "allow"
     assert policy.check_command('find . -name "x -delete"').verdict == "deny"
     assert policy.check_command("ls *.txt").verdict == "allow"  # a glob word is not quoted
+
+
+def test_an_absolute_path_into_the_real_workspace_asks(root: Path) -> None:
+    """Commands run in a copy; only the sandbox hides the real tree (found by an adversarial review)."""
+    policy = make_policy(root)
+    decided = policy.check_command(f"grep -R TODO {root}")
+    assert (decided.verdict, decided.rule) == (
+        "ask",
+        "paths: absolute path into the real workspace (use a relative path)",
+    )
+    assert policy.check_command("grep -R TODO .").verdict == "allow"

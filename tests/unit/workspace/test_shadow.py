@@ -18,7 +18,7 @@ import pytest
 from agent_ls.core.ports import CommandResult
 from agent_ls.policy.sandbox import Sandbox
 from agent_ls.workspace.overlay import OpenBuffer, Overlay
-from agent_ls.workspace.shadow import NO_SANDBOX_NOTE, ShadowCopy, ShellRunner, child_environment
+from agent_ls.workspace.shadow import ENV_FIXED, NO_SANDBOX_NOTE, ShadowCopy, ShellRunner, child_environment
 from tests.support.processes import command_lines, processes_with, require_sandbox
 from tests.unit.workspace.conftest import FakeBuffers, write
 
@@ -141,7 +141,7 @@ async def test_command_stdin_is_empty(runner: ShellRunner) -> None:
 async def test_environment_is_an_allowlist_without_keys(runner: ShellRunner) -> None:
     result = await run(runner, "env", 30)
     names = {line.split("=", 1)[0] for line in result.output.splitlines()} - SHELL_SET
-    assert names == {"HOME", "LANG", "PATH", "PYTHONDONTWRITEBYTECODE"}
+    assert names == {"HOME", "LANG", "PATH", *ENV_FIXED}
     assert "sk-test-not-real" not in result.output and "al-test-not-real" not in result.output
 
 
@@ -152,7 +152,7 @@ def test_child_environment() -> None:
         "HOME": "/home/someone",
         "LANG": "C.UTF-8",
         "SHELL": "/bin/zsh",
-        "PYTHONDONTWRITEBYTECODE": "1",
+        **ENV_FIXED,
     }
 
 
@@ -176,8 +176,36 @@ def test_child_environment_keeps_locales_and_toolchains_never_keys() -> None:
         "LANG": "C.UTF-8",
         "LC_MESSAGES": "fr_FR.UTF-8",
         "CARGO_HOME": "/opt/cargo",
-        "PYTHONDONTWRITEBYTECODE": "1",
+        **ENV_FIXED,
     }
+
+
+def test_child_environment_fixes_git_against_repository_config() -> None:
+    """A repository the agent wrote cannot make git run a program (found by an adversarial review)."""
+    env = child_environment({**ENVIRON, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.pager"})
+    keys = {
+        env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"] for i in range(int(env["GIT_CONFIG_COUNT"]))
+    }
+    assert keys == {
+        "safe.bareRepository": "explicit",
+        "core.fsmonitor": "false",
+        "core.hooksPath": "/dev/null",
+    }
+
+
+async def test_git_does_not_discover_a_bare_repository_the_agent_wrote(
+    runner: ShellRunner, overlay: Overlay
+) -> None:
+    overlay.propose("sub/HEAD", "ref: refs/heads/main\n")
+    overlay.propose(
+        "sub/config",
+        '[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = "echo FSMONITOR-RAN >&2; false"\n',
+    )
+    overlay.propose("sub/objects/.keep", "")
+    overlay.propose("sub/refs/.keep", "")
+    result = await run(runner, "cd sub && git status", 30)
+    assert "FSMONITOR-RAN" not in result.output
+    assert "safe.bareRepository" in result.output
 
 
 def test_child_environment_without_path_uses_the_default() -> None:
