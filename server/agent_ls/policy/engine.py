@@ -59,7 +59,7 @@ import shlex
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from agent_ls.core.events import Verdict
 from agent_ls.policy.operands import Operand, operands
@@ -91,6 +91,7 @@ UNKNOWN_CWD_RULE = "guard: relative path after cd"
 GLOB_RULE = "guard: glob not expandable"
 SECRET_RULE = "paths: secret file"
 OUTSIDE_RULE = "paths: outside the workspace"
+GIT_DIR_READ_RULE = "paths: inside a .git directory"
 REAL_TREE_RULE = "paths: absolute path into the real workspace (use a relative path)"
 REFUSED_RULE = "paths: refused"
 EXTRA_DIR_RULE = "paths: allowed outside the workspace (a device or an extra directory)"
@@ -288,7 +289,7 @@ class PermissionPolicy:
             return
         if _path_like(word, base):
             yield self._judge_read(word, base)
-        elif derived:  # text cut out of a word: a secret's name is enough
+        else:  # any word, existing or not: a secret's name is enough (the file may appear before the run)
             read = self._judge_read(word, base)
             if read.rule == SECRET_RULE:
                 yield read
@@ -309,6 +310,10 @@ class PermissionPolicy:
             return Judgement("ask", OUTSIDE_RULE, f"{path}: {check.reason}")
         if check.rel is None:
             return Judgement("allow", EXTRA_DIR_RULE, check.reason)
+        if ".git" in PurePosixPath(check.rel).parts:
+            # Git's internals: config with tokens, hooks. Not in the shadow copy, but readable in
+            # workspace mode or without a sandbox (found by an adversarial review: "grep -r url .git/").
+            return Judgement("ask", GIT_DIR_READ_RULE, f"{path}: inside a .git directory")
         if _expand_user(path).startswith("/"):
             # Commands run in a copy of the workspace; an absolute path names the real tree, which
             # only the sandbox hides (found by an adversarial review: "grep -R x /abs/ws").

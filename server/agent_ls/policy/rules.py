@@ -118,17 +118,30 @@ class Rule:
                 matched against it instead of ``subject``, a deny or ask rule against both.
 
         A ``bash`` glob also matches the subject plus a space, so ``rm *`` catches a bare ``rm``.
-        Deny and ask rules also match the case-folded subject (module docstring).
+        Deny and ask rules also match the case-folded subject (module docstring). An allow glob whose
+        trailing ``*`` is glued to a word allows that word only as a whole (``ls*`` allows ``ls`` and
+        ``ls -la``, not ``lsof``; ``git diff*`` not ``git diffall``, an alias): corpus sh86's hazard,
+        closed in the safe direction only.
         """
         forms = [subject] if quoted is None else [quoted] if self.verdict == "allow" else [subject, quoted]
         pairs = [(form, self.pattern) for form in forms]
         if self.verdict != "allow":
             pairs += [(form.casefold(), self.pattern.casefold()) for form in forms]
         if self.key == "bash":
+            if self.verdict == "allow":
+                pairs = [(s, p) for s, pattern in pairs for p in _word_bounded(pattern)]
             return any(fnmatchcase(s, p) or fnmatchcase(s + " ", p) for s, p in pairs)
         if self.key in FILE_KEYS:
             return self.pattern == "**" or any(_spec(p).match_file(s) for s, p in pairs)
         return subject == self.key or subject.startswith(self.key + "__")
+
+
+def _word_bounded(pattern: str) -> tuple[str, ...]:
+    """``pattern`` as allow globs that end on a word boundary: ``ls*`` -> (``ls``, ``ls *``)."""
+    if pattern.endswith("*") and len(pattern) > 1 and pattern[-2] not in " *":
+        stem = pattern[:-1]
+        return (stem, f"{stem} *")
+    return (pattern,)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -259,7 +272,8 @@ DEFAULT_BASH_RULES: tuple[Rule, ...] = (
 )
 """The seed policy, exactly (the table of ``shared/corpus/shell-commands/README.md``).
 
-Known hazard (corpus sh86): ``ls*`` has no space, so it also allows ``lsof`` and ``lsblk``.
+Corpus sh86's hazard (``ls*`` has no space, so as a plain glob it also allows ``lsof`` and ``lsblk``)
+is closed by ``Rule.matches``: an allow glob glued to a word allows that word only as a whole.
 """
 
 DEFAULT_FILE_RULES: tuple[Rule, ...] = (

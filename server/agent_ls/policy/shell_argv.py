@@ -189,6 +189,10 @@ def unwrap(words: Sequence[Word]) -> Unwrapped | None:
     if name == "env":
         if "-S" in options or "--split-string" in options:
             return Unwrapped((), error="env -S (split a string into a command) is not supported")
+        if "-C" in options or "--chdir" in options:
+            # The command then resolves relative paths from another directory than the one the
+            # permission checks use (found by an adversarial review: "env -C /proc/self cat environ").
+            risky.append("env -C changes the directory the command's paths are relative to")
         while rest and _assignment_name(rest[0]) is not None:
             reason = variable_risk(_assignment_name(rest[0]) or "", session=False)
             if reason is not None:

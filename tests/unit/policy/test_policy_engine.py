@@ -171,7 +171,7 @@ CONSTRUCTS: list[tuple[str, Verdict, str]] = [
     ("grep -f/root/.ssh/id_rsa x", "deny", SECRET_RULE),
     ("git diff -O/root/.ssh/id_rsa", "deny", SECRET_RULE),
     ("grep -fkeys/server.pem x", "deny", SECRET_RULE),
-    ("grep -f id_rsa x", "allow", GREP),  # a separate word names a file only if it exists...
+    ("grep -f id_rsa x", "deny", SECRET_RULE),  # a secret's name, whether or not the file exists...
     ("grep -fid_rsa x", "deny", SECRET_RULE),  # ...a value cut out of a word, also by a secret's name
     ("grep --file .env x", "deny", SECRET_RULE),
     ("grep -f.e* x", "deny", SECRET_RULE),
@@ -566,3 +566,30 @@ def test_an_absolute_path_into_the_real_workspace_asks(root: Path) -> None:
         "paths: absolute path into the real workspace (use a relative path)",
     )
     assert policy.check_command("grep -R TODO .").verdict == "allow"
+
+
+@pytest.mark.parametrize(
+    ("command", "verdict"),
+    [
+        # Found by the second adversarial review.
+        ("env -C /proc/self cat environ", "ask"),
+        ("env --chdir=.git cat config", "ask"),
+        ("git statusx", "ask"),  # an alias or a git-statusx program, not git status
+        ("git diffall", "ask"),
+        ("lsof", "ask"),  # corpus sh86's hazard: ls* allows ls as a whole word only
+        ("pytest-benchmark compare --csv=out", "ask"),
+        ("cat prod.env", "deny"),  # a secret's name, whether or not the file exists yet
+        ("cat ID_RSA", "deny"),
+        ("cat server.pem", "deny"),
+        ("grep -r url .git/", "ask"),
+        # Still allowed.
+        ("ls", "allow"),
+        ("ls -la", "allow"),
+        ("pytest -q", "allow"),
+        ("git status", "allow"),
+        ("git diff --stat", "allow"),
+        ("git diff-tree HEAD", "ask"),  # plumbing: git diff* allows `git diff` as a whole word
+    ],
+)
+def test_second_review_cases(root: Path, command: str, verdict: Verdict) -> None:
+    assert make_policy(root).check_command(command).verdict == verdict

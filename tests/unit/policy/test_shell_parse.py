@@ -337,7 +337,7 @@ def test_nested_bash_c_depth_limit() -> None:
         ("stdbuf -i 0 -e L --output=L rm x", ("rm", "x")),
         ("env rm -rf build", ("rm", "-rf", "build")),
         ("env -i A=1 B=2 rm x", ("rm", "x")),
-        ("env -u HOME -C /tmp --unset=X - rm x", ("rm", "x")),
+        ("env -u HOME --unset=X - rm x", ("rm", "x")),
         ("env -- rm x", ("rm", "x")),
         ("coproc rm x", ("rm", "x")),
         ("timeout 5 nice -n 3 stdbuf -oL nohup time -p env -i A=1 command -p builtin exec ls", ("ls",)),
@@ -1144,3 +1144,10 @@ def test_corpus_risky_and_unreadable_cases() -> None:
     assert not by_id["sh73"].commands[0].static
     assert by_id["sh57"].commands[0].redirects == (Redirect(">", "~/.bashrc", write=True),)
     assert by_id["sh83"].commands[0].redirects == (Redirect("2>&", "1", write=False, harmless=True),)
+
+
+def test_env_chdir_is_risky() -> None:
+    """Paths are judged from the workspace; env -C would resolve them elsewhere (second review)."""
+    (command,) = parse_shell("env -u HOME -C /tmp --unset=X - rm x").commands
+    assert command.argv == ("rm", "x")
+    assert command.risky == "env -C changes the directory the command's paths are relative to"
