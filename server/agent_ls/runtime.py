@@ -110,7 +110,7 @@ class Session:
         self.session_id = session_id or new_session_id()
         self.root = root.resolve()
         self.limits = limits or LoopLimits()
-        config = config or LoadedConfig()
+        self.config = config = config or LoadedConfig()
         self.policy = build_policy(self.root, config, editor_rules)
         paths = self.policy.paths  # one path policy for the tools, the shell's paths and the shadow copy
         sandbox: Literal["detect"] | None = "detect" if config.permissions.sandbox_enabled else None

@@ -27,7 +27,6 @@ from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from agent_ls.config import load_config
 from agent_ls.core.context import Focus
 from agent_ls.core.events import RunEnded
 from agent_ls.core.proposal import FileChange
@@ -119,7 +118,7 @@ async def run(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
         environ=process_environ(),
         buffers=EditorBuffers(ls.workspace),
         limits=settings.loop_limits(),
-        config=load_config(EnvSnapshot.from_environ(), root),
+        config=config_files.for_root(ls, root),
         editor_rules=settings.permissions.rules()[0],
     )
     token = f"agent-ls/{session.session_id}/{uuid.uuid4().hex[:8]}"
@@ -151,14 +150,11 @@ async def _drive(ls: AgentLanguageServer, entry: SessionEntry, params: p.RunPara
         except Exception as exc:  # a client that refuses the token still gets the log and agent/* messages
             log.warning("window/workDoneProgress/create failed: %s", exc)
     settings, env = ls.state.settings, EnvSnapshot.from_environ()
-    config_files.refresh(ls)  # the run reads the config again: show its problems as they are now
     try:
         await session.run(
             task=params.task,
             focus=focus,
-            open_model=lambda: open_model(
-                resolve_model(params.model, settings, env, load_config(env, session.root))
-            ),
+            open_model=lambda: open_model(resolve_model(params.model, settings, env, session.config)),
             emit=renderer,
             usage_before=ls.state.usage,
         )

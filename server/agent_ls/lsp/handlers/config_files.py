@@ -54,6 +54,15 @@ def refresh(ls: AgentLanguageServer) -> list[LoadedConfig]:
     return loaded
 
 
+def for_root(ls: AgentLanguageServer, root: Path) -> LoadedConfig:
+    """The config of ``root`` for a run, read once: every root's files are read (``refresh``), so their
+    problems are published as they are now, and ``root``'s is returned."""
+    for config in refresh(ls):
+        if config.workspace_file is not None and config.workspace_file.parent == root.resolve():
+            return config
+    return load_config(EnvSnapshot.from_environ(), root)  # a root the client never announced
+
+
 def publish(ls: AgentLanguageServer, loaded: list[LoadedConfig]) -> None:
     """Publish the diagnostics of ``loaded``, per file, and clear files that no longer have any."""
     by_file: dict[Path, list[ConfigDiagnostic]] = defaultdict(list)
