@@ -66,6 +66,7 @@ from typing import Any, Literal
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent_ls.file_diagnostics import FileDiagnostic
 from agent_ls.policy.rules import Rule, parse_rules
 from agent_ls.policy.user_rules import (
     USER_SOURCE,
@@ -153,30 +154,8 @@ class ConfigFile(_Table):
     sandbox: SandboxTable | None = None
 
 
-@dataclass(frozen=True)
-class ConfigDiagnostic:
-    """A problem in a config file, for an LSP diagnostic or a CLI line.
-
-    Attributes:
-        path: the file.
-        line: 0-based line.
-        character: 0-based start, in code points of the line (Python ``str`` indices; ``lsp/`` converts
-            them to the negotiated position encoding).
-        end_character: 0-based end (exclusive), on the same line.
-        severity: ``error`` (a value or the whole file was ignored) or ``warning``.
-        message: one line.
-    """
-
-    path: Path
-    line: int
-    character: int
-    end_character: int
-    severity: Severity
-    message: str
-
-    def __str__(self) -> str:
-        """``<path>:<line>:<column>: <severity>: <message>``, 1-based as compilers print them."""
-        return f"{self.path}:{self.line + 1}:{self.character + 1}: {self.severity}: {self.message}"
+ConfigDiagnostic = FileDiagnostic
+"""A problem in a config file (``file_diagnostics.FileDiagnostic``)."""
 
 
 @dataclass(frozen=True)

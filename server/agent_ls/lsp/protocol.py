@@ -11,7 +11,9 @@ messages, never rename them.
 | ``agent.proposal`` | ``SessionParams`` | ``ProposalResult`` |
 | ``agent.applyProposal`` | ``SessionParams`` | ``ApplyProposalResult`` |
 | ``agent.discardProposal`` | ``SessionParams`` | ``DiscardProposalResult`` |
-| ``agent.listSkills`` | ``{}`` | ``ListSkillsResult`` |
+| ``agent.runSkill`` | ``RunSkillParams`` | ``RunResult``, as ``agent.run`` |
+| ``agent.listSkills`` | ``ListSkillsParams`` | ``ListSkillsResult`` |
+| ``agent.instructions`` | ``InstructionsParams`` | ``InstructionsResult`` |
 
 Notifications (server to client): ``agent/event`` (``AgentEventNotification``) and ``agent/runEnded``
 (``RunEndedNotification``).
@@ -30,6 +32,8 @@ CMD_PROPOSAL = "agent.proposal"
 CMD_APPLY_PROPOSAL = "agent.applyProposal"
 CMD_DISCARD_PROPOSAL = "agent.discardProposal"
 CMD_LIST_SKILLS = "agent.listSkills"
+CMD_RUN_SKILL = "agent.runSkill"
+CMD_INSTRUCTIONS = "agent.instructions"
 
 AGENT_EVENT = "agent/event"
 AGENT_RUN_ENDED = "agent/runEnded"
@@ -75,11 +79,47 @@ class WireRange(_Lenient):
     end: WirePosition
 
 
+class WireDiagnostic(_Lenient):
+    """An LSP ``Diagnostic`` the client passes with a task (the file's problems, for fix-diagnostics)."""
+
+    range: WireRange
+    message: str
+    severity: int | None = None
+    source: str | None = None
+    code: int | str | None = None
+
+
 class RunParams(_Lenient):
+    """A task starting with ``/<skill> args`` runs that skill explicitly (its body is injected up front)."""
+
     task: str = Field(min_length=1)
     uri: str | None = None
     range: WireRange | None = None
     model: str | None = None
+    diagnostics: list[WireDiagnostic] | None = None
+
+
+class RunSkillParams(_Lenient):
+    """``agent.runSkill``: run ``skill`` explicitly on the file ``uri`` (the run's task is ``/<skill> <args>``)."""
+
+    skill: str = Field(min_length=1)
+    uri: str | None = None
+    range: WireRange | None = None
+    args: str | None = None
+    model: str | None = None
+    diagnostics: list[WireDiagnostic] | None = None
+
+
+class ListSkillsParams(_Lenient):
+    """``uri``: the file whose folders' ``.agents/skills`` count; left out, the workspace root."""
+
+    uri: str | None = None
+
+
+class InstructionsParams(_Lenient):
+    """``uri``: the file whose AGENTS.md chain is wanted; left out, the workspace root's."""
+
+    uri: str | None = None
 
 
 class RunResult(_Wire):
@@ -108,6 +148,8 @@ class ProposalFile(_Wire):
     removed: int
     original_text: str
     proposed_text: str
+    instructions: list[str] = Field(default_factory=list)
+    """The AGENTS.md files (labels, root first) that govern this file."""
 
 
 class ProposalResult(_Wire):
@@ -124,7 +166,12 @@ class DiscardProposalResult(_Wire):
 
 
 class ListSkillsResult(_Wire):
+    """``skills``: ``instructions.skills.Skill.wire()`` objects (name, description, source, path, baseDir,
+    modelInvocable, allowedTools, argumentHint, diagnostics); ``skipped``: SKILL.md files not loaded, each a
+    diagnostic saying why."""
+
     skills: list[dict[str, Any]] = Field(default_factory=list)
+    skipped: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class UsageSummary(_Wire):
@@ -159,6 +206,8 @@ class ProposalSummary(_Wire):
     files: list[str]
     added: int
     removed: int
+    governed_by: dict[str, list[str]] = Field(default_factory=dict)
+    """Per proposed file, the AGENTS.md files (labels, root first) that govern it."""
 
 
 class RunEndedNotification(_Wire):

@@ -29,6 +29,8 @@ def build_server() -> AgentLanguageServer:
     server.command(protocol.CMD_APPLY_PROPOSAL)(commands.apply_proposal)
     server.command(protocol.CMD_DISCARD_PROPOSAL)(commands.discard_proposal)
     server.command(protocol.CMD_LIST_SKILLS)(commands.list_skills)
+    server.command(protocol.CMD_RUN_SKILL)(commands.run_skill)
+    server.command(protocol.CMD_INSTRUCTIONS)(commands.instructions)
     return server
 
 

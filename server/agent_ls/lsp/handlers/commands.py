@@ -223,6 +223,14 @@ async def list_skills(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any
     return p.ListSkillsResult(skills=[]).wire()
 
 
+async def run_skill(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+    raise JsonRpcInvalidParams("agent.runSkill: not wired yet")
+
+
+async def instructions(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+    raise JsonRpcInvalidParams("agent.instructions: not wired yet")
+
+
 def _refusal(reason: str) -> dict[str, Any]:
     return p.ApplyProposalResult(applied=False, failure_reason=reason).wire()
 
