@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-turns", type=int, default=None, help="stop after N turns (default 15)")
     run.add_argument("--yes", action="store_true", help="answer 'allow once' to every permission question")
     run.add_argument("--apply", action="store_true", help="write the proposal to disk when the run is done")
+    run.add_argument(
+        "--file", type=Path, default=None, help="the file in focus (its AGENTS.md chain applies)"
+    )
 
     demo = sub.add_parser("demo", help="fix a bug in a sample project through a real LSP session")
     demo.add_argument("--model", help="use a real model instead of the bundled replay script")
@@ -74,6 +77,16 @@ def _parser() -> argparse.ArgumentParser:
     # Listed for --help only: main() hands everything after "doctor" to agent_ls.doctor.main, which
     # parses its own options (argparse's REMAINDER drops a leading "--json").
     sub.add_parser("doctor", help="check the sandbox, ripgrep, the model and the config", add_help=False)
+    instructions = sub.add_parser("instructions", help="print the AGENTS.md chain that applies to a file")
+    instructions.add_argument("file", nargs="?", type=Path, help="the file in focus (default: the workspace)")
+    instructions.add_argument("--workspace", type=Path, default=None, help="workspace root (default: cwd)")
+    instructions.add_argument("--json", action="store_true", help="print one JSON object")
+    skills = sub.add_parser("skills", help="list the skills found, with their diagnostics")
+    skills.add_argument("--workspace", type=Path, default=None, help="workspace root (default: cwd)")
+    skills.add_argument(
+        "--file", type=Path, default=None, help="the file in focus (its .agents/skills count)"
+    )
+    skills.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
 
@@ -93,6 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_demo(model=args.model, keep=args.keep)
     if args.command == "policy":
         return _policy_check(args)
+    if args.command in ("instructions", "skills"):
+        from agent_ls import inspect_cli
+
+        return inspect_cli.main(args)
     from agent_ls.headless import run_headless
 
     if args.max_turns is not None and args.max_turns < 1:
@@ -104,15 +121,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.workspace.is_dir():
         print(f"agent-ls: workspace {args.workspace} is not a directory", file=sys.stderr)
         return EXIT_USAGE
+    file = args.file.resolve() if args.file is not None else None
+    if file is not None and not file.is_relative_to(args.workspace.resolve()):
+        print(f"agent-ls: --file {args.file} is not inside the workspace {args.workspace}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         return asyncio.run(
             run_headless(
                 task=args.task,
                 model=args.model,
-                workspace=args.workspace,
+                workspace=args.workspace.resolve(),
                 max_turns=args.max_turns,
                 yes=args.yes,
                 apply=args.apply,
+                file=file,
             )
         )
     except KeyboardInterrupt:
@@ -147,6 +169,10 @@ def _policy_check(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if not args.workspace.is_dir():
         print(f"agent-ls: workspace {args.workspace} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    file = args.file.resolve() if args.file is not None else None
+    if file is not None and not file.is_relative_to(args.workspace.resolve()):
+        print(f"agent-ls: --file {args.file} is not inside the workspace {args.workspace}", file=sys.stderr)
         return EXIT_USAGE
     config = load_config(EnvSnapshot.from_environ(), args.workspace)
     for diagnostic in config.diagnostics:

@@ -59,12 +59,12 @@ import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 # platformdirs knows each OS's per-user config location (XDG on Linux, Application Support on macOS,
 # AppData on Windows); writing those rules ourselves would get one of them wrong.
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from agent_ls.file_diagnostics import FileDiagnostic
 from agent_ls.policy.rules import Rule, parse_rules
@@ -96,6 +96,21 @@ SENSITIVE_KEYS = frozenset({"providers", "base_url", "api_key_env", "trusted_wor
 SECRET_KEY_NAME = re.compile(r"(?:^|_)(?:api_?key|apikey|key|secret|token|password|passwd)$")
 PROVIDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def is_inner_relative(path: str) -> bool:
+    """True for a relative path that cannot climb out (``CLAUDE.md``, ``.claude/CLAUDE.md``): no leading
+    ``/`` or ``~``, no ``..`` part, no backslash or NUL."""
+    parts = path.split("/")
+    return (
+        bool(path) and not path.startswith(("/", "~")) and ".." not in parts and not set("\\\0") & set(path)
+    )
+
+
+def _inner_relative(path: str) -> str:
+    if not is_inner_relative(path):
+        raise ValueError("must be a relative path inside the folder (no leading / or ~, no '..')")
+    return path
 
 
 class _Table(BaseModel):
@@ -142,6 +157,23 @@ class ProviderConfig(_Table):
     prices: PricesConfig | None = None
 
 
+class InstructionsConfig(_Table):
+    """``[instructions]``: AGENTS.md discovery and budgets (``instructions/agents_md.py``); unset keys keep
+    the defaults (markers ``[".git"]``, fallbacks ``["CLAUDE.md"]``, 32 KiB per file and in total)."""
+
+    project_root_markers: list[str] | None = None
+    fallback_filenames: list[Annotated[str, AfterValidator(_inner_relative)]] | None = None
+    max_file_bytes: int | None = Field(default=None, ge=0, le=4 * 1024 * 1024)
+    max_total_bytes: int | None = Field(default=None, ge=0, le=16 * 1024 * 1024)
+
+
+class SkillsConfig(_Table):
+    """``[skills]``: ``paths`` are more skill roots (``.gemini/skills``): relative to the workspace root,
+    or absolute / ``~`` in the user config or a trusted workspace's."""
+
+    paths: list[str] | None = None
+
+
 class ConfigFile(_Table):
     """One ``agent-ls.toml``, as validated."""
 
@@ -152,6 +184,8 @@ class ConfigFile(_Table):
     permissions: PermissionsTable | None = None
     shell: ShellTable | None = None
     sandbox: SandboxTable | None = None
+    instructions: InstructionsConfig | None = None
+    skills: SkillsConfig | None = None
 
 
 ConfigDiagnostic = FileDiagnostic
@@ -182,6 +216,8 @@ class LoadedConfig:
     workspace_file: Path | None = None
     workspace_trusted: bool = False
     permissions: PermissionConfig = field(default_factory=PermissionConfig)
+    instructions: InstructionsConfig = field(default_factory=InstructionsConfig)
+    skills: SkillsConfig = field(default_factory=SkillsConfig)
     diagnostics: tuple[ConfigDiagnostic, ...] = ()
 
 
@@ -251,6 +287,8 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
             shell_mode=(merged.shell and merged.shell.mode) or "shadow",
             sandbox_enabled=not merged.sandbox or merged.sandbox.enabled is not False,
         ),
+        instructions=merged.instructions or InstructionsConfig(),
+        skills=merged.skills or SkillsConfig(),
         diagnostics=(*user.sorted_problems(), *workspace.sorted_problems()),
     )
 
@@ -336,6 +374,13 @@ class _ConfigText:
                     report(key, "warning", f"{_dotted(key)} is ignored: {untrusted_hint}")
             for key, _ in _drop_where(raw, loosens):
                 report(key, "warning", f"{_dotted(key)} is ignored: {loosening_hint(untrusted_hint)}")
+            for key, _ in _drop_where(raw, _skill_paths_leave_workspace):
+                report(
+                    key,
+                    "warning",
+                    f"{_dotted(key)} is ignored: an untrusted workspace may only name skill folders inside "
+                    f"itself (relative paths without '..'); {untrusted_hint}",
+                )
         providers = raw.get("providers")
         for name in (
             [n for n in providers if not PROVIDER_NAME.fullmatch(n)] if isinstance(providers, dict) else []
@@ -380,6 +425,13 @@ def _syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> Config
     return ConfigDiagnostic(
         path, line, column, column + 1, "error", f"invalid TOML: {message}; this file is ignored"
     )
+
+
+def _skill_paths_leave_workspace(key: KeyPath, value: Any) -> bool:
+    """True for a ``skills.paths`` list with an entry that could point outside the workspace."""
+    if key != ("skills", "paths") or not isinstance(value, list):
+        return False
+    return any(not isinstance(entry, str) or not is_inner_relative(entry) for entry in value)
 
 
 def _holds_a_secret(key: KeyPath, value: Any) -> bool:

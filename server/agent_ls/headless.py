@@ -20,6 +20,7 @@ from agent_ls.core.events import Event
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest
 from agent_ls.core.transcript import line_for, usage_text
+from agent_ls.instructions.agent_context import load_agent_context
 from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.runtime import Session
 from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
@@ -132,9 +133,18 @@ def _render(event: Event) -> None:
 
 
 async def run_headless(
-    *, task: str, model: str | None, workspace: Path, max_turns: int | None, yes: bool, apply: bool
+    *,
+    task: str,
+    model: str | None,
+    workspace: Path,
+    max_turns: int | None,
+    yes: bool,
+    apply: bool,
+    file: Path | None = None,
 ) -> int:
-    """Run ``task`` in ``workspace``.
+    """Run ``task`` in ``workspace`` (resolved), with ``file`` (resolved, inside it) in focus when given:
+    its AGENTS.md chain and ``.agents/skills`` folders apply, and the task message names it. A task
+    starting with ``/skill-name args`` runs that skill explicitly.
 
     Returns:
         The process exit code: 0 done, 1 stopped or failed, 2 a model that cannot be used (no
@@ -149,21 +159,29 @@ async def run_headless(
     except ConfigError as exc:
         print(f"agent-ls: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    root = workspace  # resolved by the CLI
+    focus = Focus(path=file.relative_to(root).as_posix()) if file is not None else Focus()
+    context = load_agent_context(workspace_root=root, focus=file, config=config, env=env)
+    for diagnostic in context.skills.skipped:
+        print(f"agent-ls: skill not loaded: {diagnostic}", file=sys.stderr)
     session = Session(
         root=workspace,
         approver=TerminalApprover(yes=yes),
         environ=process_environ(),
         limits=LoopLimits(max_turns=max_turns) if max_turns else LoopLimits(),
         config=config,
+        context=context,
     )
     try:
-        ended = await session.run(task=task, focus=Focus(), open_model=lambda: client, emit=_render)
+        ended = await session.run(task=task, focus=focus, open_model=lambda: client, emit=_render)
     finally:
         session.close()
     changes = session.proposal()
     for change in changes:
         sys.stdout.write(unified_diff(change))
     sys.stdout.flush()
+    for path, labels in session.governed_by(changes).items():
+        print(f"agent-ls: {path} is governed by {', '.join(labels)}", file=sys.stderr)
     if ended.answer:
         print(f"\n{ended.answer}", file=sys.stderr)
     print(f"agent-ls: usage: {usage_text(ended.usage)}", file=sys.stderr)

@@ -24,19 +24,22 @@ from typing import Literal
 from agent_ls.config import LoadedConfig
 from agent_ls.core.context import Focus, system_prompt, task_message
 from agent_ls.core.errors import AgentLsError
-from agent_ls.core.events import EventSink, RunEnded, RunStarted
+from agent_ls.core.events import Event, EventSink, InstructionsLoaded, RunEnded, RunStarted
 from agent_ls.core.loop import LoopLimits, run_loop
 from agent_ls.core.messages import NO_USAGE, Message, SystemMessage, Usage, UserMessage
 from agent_ls.core.ports import Approver, ModelClient
 from agent_ls.core.proposal import FileChange
+from agent_ls.instructions.activation import SkillActivations, parse_slash
+from agent_ls.instructions.agent_context import AgentContext
+from agent_ls.path_policy import path_policy_for
 from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.policy.rules import BUILTIN_RULES, Rule
 from agent_ls.tools import default_tools
 from agent_ls.tools.base import ToolContext
 from agent_ls.tools.registry import ToolRegistry
+from agent_ls.tools.skill import skill_tool
 from agent_ls.workspace.overlay import BufferSource, Overlay
-from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.shadow import ShadowCopy, ShellRunner
 
 log = logging.getLogger(__name__)
@@ -49,7 +52,12 @@ def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def build_policy(root: Path, config: LoadedConfig, editor_rules: Sequence[Rule] = ()) -> PermissionPolicy:
+def build_policy(
+    root: Path,
+    config: LoadedConfig,
+    editor_rules: Sequence[Rule] = (),
+    readable_dirs: Sequence[Path] = (),
+) -> PermissionPolicy:
     """The permission policy for a workspace: rules from every source, and the configured secrets.
 
     Args:
@@ -57,18 +65,11 @@ def build_policy(root: Path, config: LoadedConfig, editor_rules: Sequence[Rule] 
         config: the loaded config files (``LoadedConfig()`` for none: built-in rules only, and no
             "Always allow", since there is no user config file to write).
         editor_rules: the rules of the editor settings (``agentLs.permissions.allow/ask/deny``).
+        readable_dirs: folders outside the workspace whose files may be read, never written (the
+            folders of user and bundled skills); secret files in them stay refused.
     """
     permissions = config.permissions
-    # agent-ls's own config directory is secret, unless the user opened it as the workspace.
-    config_dir = config.user_file.parent if config.user_file is not None else None
-    if config_dir is not None and root.resolve().is_relative_to(config_dir.resolve()):
-        config_dir = None
-    paths = PathPolicy(
-        root,
-        secret_patterns=permissions.secret_files,  # added to the built-in list, which always applies
-        not_secret=permissions.not_secret_files,
-        config_dir=config_dir,
-    )
+    paths = path_policy_for(root, config, readable_dirs)
     write = functools.partial(append_allow_rules, config.user_file) if config.user_file is not None else None
     return PermissionPolicy(
         paths,
@@ -76,6 +77,23 @@ def build_policy(root: Path, config: LoadedConfig, editor_rules: Sequence[Rule] 
         shell_mode=permissions.shell_mode,
         write_rules=write,
     )
+
+
+def _chain_labels(context: AgentContext) -> tuple[str, ...]:
+    return tuple(f.label for f in context.chain.files) if context.chain is not None else ()
+
+
+def _chain_detail(context: AgentContext) -> str:
+    """``2,031 of 32,768 bytes; 1 truncated; 4 skills in the catalog``."""
+    parts = []
+    if context.chain is not None:
+        parts.append(f"{context.chain.total_bytes:,} of {context.chain.budget_bytes:,} bytes")
+        cut = sum(1 for f in context.chain.files if f.truncated)
+        if cut:
+            parts.append(f"{cut} truncated")
+    count = len(context.skills.model_invocable())
+    parts.append(f"{count} skill{'' if count == 1 else 's'} in the catalog")
+    return "; ".join(parts)
 
 
 class Session:
@@ -92,6 +110,11 @@ class Session:
             Its ``[shell]`` mode and ``[sandbox]`` switch go to the shell runner, its secret patterns to
             the path policy, its provider key variables to the list the child environment never gets.
         editor_rules: permission rules from the editor settings, the last source.
+        context: the AGENTS.md chain and skills (``instructions.agent_context.load_agent_context``);
+            None: none. The folders of skills outside the workspace become readable.
+        reload_context: loads the context again (same focus) when ``context_generation`` moved.
+        context_generation: a counter that moves when an instruction or skill file changes (the file
+            watcher); read before each model call.
     """
 
     def __init__(
@@ -106,12 +129,19 @@ class Session:
         session_id: str | None = None,
         config: LoadedConfig | None = None,
         editor_rules: Sequence[Rule] = (),
+        context: AgentContext | None = None,
+        reload_context: Callable[[], AgentContext] | None = None,
+        context_generation: Callable[[], int] | None = None,
     ) -> None:
         self.session_id = session_id or new_session_id()
         self.root = root.resolve()
         self.limits = limits or LoopLimits()
         self.config = config = config or LoadedConfig()
-        self.policy = build_policy(self.root, config, editor_rules)
+        self.context = context = context or AgentContext(self.root)
+        self._reload_context = reload_context
+        self._generation = context_generation
+        self._seen_generation = context_generation() if context_generation is not None else 0
+        self.policy = build_policy(self.root, config, editor_rules, context.readable_dirs())
         paths = self.policy.paths  # one path policy for the tools, the shell's paths and the shadow copy
         sandbox: Literal["detect"] | None = "detect" if config.permissions.sandbox_enabled else None
         self.shadow = ShadowCopy(self.root, paths=paths)
@@ -126,15 +156,67 @@ class Session:
             mode=config.permissions.shell_mode,
             key_names=[p.api_key_env for p in config.providers.values() if p.api_key_env],
         )
+        self.nested = context.nested()
         self.registry = ToolRegistry(
             default_tools(),
             self.policy,
             approver,
-            ToolContext(workspace=self.overlay, runner=runner),
+            ToolContext(workspace=self.overlay, runner=runner, instructions=self.nested),
             tool_timeout_s=tool_timeout_s,
         )
+        self.activations = SkillActivations(context.skills, self.root)
+        self._set_skill_tool()
         self.history: list[Message] = []
         self.last_run: RunEnded | None = None
+
+    def _set_skill_tool(self) -> None:
+        names = [skill.name for skill in self.context.skills.model_invocable()]
+        self.registry.set_extra_tools([skill_tool(self.activations, names)] if names else [])
+
+    def system_message(self) -> SystemMessage:
+        """The stable prefix: the system prompt, the AGENTS.md chain and the skills catalog. Rebuilt
+        from the same context it is byte-identical (what a compaction relies on)."""
+        prefix = self.context.prefix()
+        return SystemMessage(system_prompt(str(self.root)) + (f"\n\n{prefix}" if prefix else ""))
+
+    def _refresh_context(self, history: list[Message], emit: EventSink) -> None:
+        """At a turn boundary: when an instruction or skill file changed, reload and rebuild the prefix."""
+        if self._generation is None or self._reload_context is None:
+            return
+        generation = self._generation()
+        if generation == self._seen_generation:
+            return
+        self._seen_generation = generation
+        try:
+            context = self._reload_context()
+        except Exception:  # a reload must never break the run: keep the context we have
+            log.exception("reloading the instructions failed")
+            return
+        if context.prefix() == self.context.prefix():
+            return
+        self.context = context
+        self.activations.skills = context.skills
+        self._set_skill_tool()
+        if history and isinstance(history[0], SystemMessage):
+            history[0] = self.system_message()
+        emit(InstructionsLoaded("reloaded", _chain_labels(context), "an instruction or skill file changed"))
+
+    def _user_message(self, task: str, focus: Focus, emit: EventSink) -> UserMessage:
+        """The task message; ``/skill-name args`` puts that skill's instructions first."""
+        text = task_message(task, focus)
+        slash = parse_slash(task)
+        if slash is None or self.context.skills.get(slash[0]) is None:
+            return UserMessage(text)
+        name, args = slash
+        try:
+            activation = self.activations.activate(name, args)
+        except OSError as exc:
+            log.warning("skill %s cannot be read: %s", name, exc)
+            return UserMessage(text)
+        if activation is None:  # already active in this session
+            return UserMessage(text)
+        emit(InstructionsLoaded("skill", (f"skill:{name}",), "invoked explicitly"))
+        return UserMessage(f"{activation.text}\n\n{text}")
 
     async def run(
         self,
@@ -166,9 +248,21 @@ class Session:
             emit(ended)
             self.last_run = ended
             return ended
+        # What entered the context is announced after RunStarted, before the first model call.
+        loaded: list[Event] = []
         if not self.history:
-            self.history.append(SystemMessage(system_prompt(str(self.root))))
-        self.history.append(UserMessage(task_message(task, focus)))
+            self.history.append(self.system_message())
+            loaded.append(
+                InstructionsLoaded("chain", _chain_labels(self.context), _chain_detail(self.context))
+            )
+        self.history.append(self._user_message(task, focus, loaded.append))
+
+        def before_turn(history: list[Message]) -> None:
+            for event in loaded:
+                emit(event)
+            loaded.clear()
+            self._refresh_context(history, emit)
+
         try:
             ended = await run_loop(
                 session_id=self.session_id,
@@ -179,6 +273,7 @@ class Session:
                 emit=emit,
                 limits=self.limits,
                 session_usage=usage_before,
+                before_turn=before_turn,
             )
         finally:
             await model.aclose()
@@ -188,6 +283,12 @@ class Session:
     def proposal(self) -> list[FileChange]:
         """The pending edits, sorted by path."""
         return self.overlay.proposal()
+
+    def governed_by(self, changes: Sequence[FileChange]) -> dict[str, list[str]]:
+        """Per proposed file, the AGENTS.md files (labels, root first) that govern it; files governed
+        by none are left out."""
+        found = {change.path: self.context.governing(change.path) for change in changes}
+        return {path: labels for path, labels in found.items() if labels}
 
     def discard(self) -> None:
         """Drop the pending edits."""

@@ -12,11 +12,13 @@ import pytest
 from agent_ls.config import (
     BUILTIN_PROVIDER_NAMES,
     ConfigDiagnostic,
+    InstructionsConfig,
     KeyLocator,
     LoadedConfig,
     PricesConfig,
     ProviderConfig,
     RetryConfig,
+    SkillsConfig,
     load_config,
     user_config_file,
 )
@@ -291,7 +293,7 @@ def test_unknown_keys_are_warnings_and_the_rest_still_counts(tmp_path: Path) -> 
             1,
             "warning",
             "unknown key colour is ignored; known here: model, trusted_workspaces, retry, providers, "
-            "permissions, shell, sandbox",
+            "permissions, shell, sandbox, instructions, skills",
         ),
         (
             3,
@@ -308,7 +310,7 @@ def test_unknown_keys_are_warnings_and_the_rest_still_counts(tmp_path: Path) -> 
             8,
             "warning",
             "unknown key permisions is ignored; known here: model, trusted_workspaces, retry, providers, "
-            "permissions, shell, sandbox",
+            "permissions, shell, sandbox, instructions, skills",
         ),
     ]
 
@@ -488,3 +490,43 @@ def test_a_byte_order_mark_is_not_part_of_the_toml(tmp_path: Path) -> None:
     loaded = load_config(EnvSnapshot.from_environ({"AGENT_LS_CONFIG_DIR": str(config_dir)}), workspace)
     assert loaded.diagnostics == ()
     assert loaded.model == "ollama/qwen2.5-coder:7b"
+
+
+def test_instructions_and_skills_tables(tmp_path: Path) -> None:
+    directory = user_dir(
+        tmp_path,
+        '[instructions]\nproject_root_markers = [".git", ".hg"]\nfallback_filenames = ["CLAUDE.md", '
+        '".claude/CLAUDE.md"]\nmax_file_bytes = 1000\nmax_total_bytes = 4000\n'
+        '[skills]\npaths = ["~/team-skills"]\n',
+    )
+    loaded = load_config(env_for(directory), None)
+    assert loaded.instructions == InstructionsConfig(
+        project_root_markers=[".git", ".hg"],
+        fallback_filenames=["CLAUDE.md", ".claude/CLAUDE.md"],
+        max_file_bytes=1000,
+        max_total_bytes=4000,
+    )
+    assert loaded.skills == SkillsConfig(paths=["~/team-skills"])
+    assert loaded.diagnostics == ()
+
+
+@pytest.mark.parametrize("name", ["../CLAUDE.md", "/etc/passwd", "~/x.md", "a/../../b.md", "a\\b.md", ""])
+def test_a_fallback_file_name_cannot_climb_out(tmp_path: Path, name: str) -> None:
+    directory = user_dir(
+        tmp_path, f'[instructions]\nfallback_filenames = ["{name.replace(chr(92), chr(92) * 2)}"]\n'
+    )
+    loaded = load_config(env_for(directory), None)
+    assert loaded.instructions.fallback_filenames is None
+    assert [d.severity for d in loaded.diagnostics] == ["error"]
+
+
+def test_an_untrusted_workspace_may_name_skill_folders_only_inside_itself(tmp_path: Path) -> None:
+    directory = user_dir(tmp_path)
+    inside = workspace(tmp_path, '[skills]\npaths = [".gemini/skills"]\n', name="in")
+    outside = workspace(tmp_path, '[skills]\npaths = [".gemini/skills", "~/.ssh"]\n', name="out")
+
+    assert load_config(env_for(directory), inside).skills == SkillsConfig(paths=[".gemini/skills"])
+    loaded = load_config(env_for(directory), outside)
+    assert loaded.skills == SkillsConfig()
+    (warning,) = loaded.diagnostics
+    assert warning.severity == "warning" and "skills.paths is ignored" in warning.message

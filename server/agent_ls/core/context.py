@@ -53,12 +53,15 @@ class Focus:
         path: workspace-relative POSIX path of the file in focus, or None.
         start_line / end_line: the selection, 1-based and inclusive, or None.
         selected_text: the selected text, or "".
+        diagnostics: the file's problems the editor passed, one line each (``line 3: message [source
+            code]``), for the fix-diagnostics skill.
     """
 
     path: str | None = None
     start_line: int | None = None
     end_line: int | None = None
     selected_text: str = ""
+    diagnostics: tuple[str, ...] = ()
 
 
 def system_prompt(root: str) -> str:
@@ -81,6 +84,8 @@ def task_message(task: str, focus: Focus) -> str:
         parts.append(where)
         if focus.selected_text.strip():
             parts.append(f"Selected text:\n```\n{focus.selected_text}\n```")
+        if focus.diagnostics:
+            parts.append("Diagnostics:\n" + "\n".join(f"- {line}" for line in focus.diagnostics))
     return "\n\n".join(parts)
 
 

@@ -135,6 +135,22 @@ class ProposalChanged:
 
 
 @dataclass(frozen=True)
+class InstructionsLoaded:
+    """Instruction text entered the context: the AGENTS.md chain and skills catalog at the start of a run,
+    nested AGENTS.md files next to a tool result, or a skill's body.
+
+    Attributes:
+        what: ``chain``, ``nested``, ``skill`` or ``reloaded`` (a file changed; the prefix was rebuilt).
+        sources: the labels, in order (``AGENTS.md``, ``pkg/AGENTS.md``, ``skill:code-review``).
+        detail: one line for the transcript (sizes, truncation, the catalog's skill count).
+    """
+
+    what: Literal["chain", "nested", "skill", "reloaded"]
+    sources: tuple[str, ...]
+    detail: str = ""
+
+
+@dataclass(frozen=True)
 class RunEnded:
     """The run is over. ``reason`` is one plain line a user can read; ``answer`` is the model's last text."""
 
@@ -156,6 +172,7 @@ Event = (
     | ToolCallFinished
     | UsageReported
     | ProposalChanged
+    | InstructionsLoaded
     | RunEnded
 )
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agent_ls.core.errors import ModelError
@@ -70,6 +71,7 @@ async def run_loop(
     emit: EventSink,
     limits: LoopLimits,
     session_usage: Usage = NO_USAGE,
+    before_turn: Callable[[list[Message]], None] | None = None,
 ) -> RunEnded:
     """Run the agent until a stop condition, appending to ``history`` in place.
 
@@ -78,6 +80,9 @@ async def run_loop(
             messages and tool results to it.
         emit: receives every event in order; the last one is the returned ``RunEnded``.
         session_usage: the usage of the session's earlier runs; events report it plus this run's.
+        before_turn: called with ``history`` before each model call; it may rewrite the stable prefix
+            (instruction files changed on disk) but must keep every tool call paired with its result.
+            The tool specs are read again after it, so it may change the tool set too.
 
     Returns:
         The ``RunEnded`` event (also emitted). Never raises: cancellation of the calling task ends the
@@ -87,7 +92,7 @@ async def run_loop(
     run = _RunState(before=session_usage)
     status: RunStatus
     try:
-        status, reason = await _turns(run, history, model, tools, emit, limits)
+        status, reason = await _turns(run, history, model, tools, emit, limits, before_turn)
     except asyncio.CancelledError:
         status, reason = "cancelled", "cancelled by the user"
     except ModelError as exc:
@@ -122,10 +127,13 @@ async def _turns(
     tools: ToolExecutor,
     emit: EventSink,
     limits: LoopLimits,
+    before_turn: Callable[[list[Message]], None] | None,
 ) -> tuple[RunStatus, str]:
-    specs = list(tools.specs())
     for turn in range(1, limits.max_turns + 1):
         emit(TurnStarted(turn=turn, max_turns=limits.max_turns))
+        if before_turn is not None:
+            before_turn(history)
+        specs = list(tools.specs())
         try:
             async with asyncio.timeout(limits.model_timeout_s):
                 response = await model.complete(history, specs, emit)

@@ -9,6 +9,7 @@ from typing import assert_never
 
 from agent_ls.core.events import (
     Event,
+    InstructionsLoaded,
     MessageCompleted,
     MessageDelta,
     ModelRetrying,
@@ -61,6 +62,9 @@ def line_for(event: Event) -> str | None:
             return f"  usage so far: {usage_text(total)}"
         case ProposalChanged(paths=paths):
             return f"  proposal: {len(paths)} file(s) changed: {', '.join(paths)}"
+        case InstructionsLoaded(what=what, sources=sources, detail=detail):
+            shown = ", ".join(sources) or "(none)"
+            return f"  instructions ({what}): {_clip(shown, 300)}" + (f" — {detail}" if detail else "")
         case RunEnded(status=status, reason=reason):
             return f"■ run {status}: {reason}"
         case _:

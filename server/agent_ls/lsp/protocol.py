@@ -100,7 +100,7 @@ class RunParams(_Lenient):
 
 
 class RunSkillParams(_Lenient):
-    """``agent.runSkill``: run ``skill`` explicitly on the file ``uri`` (the run's task is ``/<skill> <args>``)."""
+    """``agent.runSkill``: run ``skill`` explicitly on the file ``uri``; the task is ``/<skill> <args>``."""
 
     skill: str = Field(min_length=1)
     uri: str | None = None

@@ -20,6 +20,7 @@ from lsprotocol import types as t
 
 from agent_ls.core.events import (
     Event,
+    InstructionsLoaded,
     MessageCompleted,
     MessageDelta,
     ModelRetrying,
@@ -153,8 +154,8 @@ class LspEventRenderer:
                 )
             case ProposalChanged(paths=paths):
                 return p.AgentEventNotification(session_id=sid, kind="proposalChanged", text="\n".join(paths))
-            case RunEnded():
-                return None
+            case InstructionsLoaded() | RunEnded():
+                return None  # the transcript line (window/logMessage) says what was loaded
             case _:
                 assert_never(event)
 

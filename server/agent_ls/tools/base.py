@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from agent_ls.core.messages import ToolSpec
 from agent_ls.core.ports import CommandRunner, Workspace
 
-Permission = Literal["read", "edit", "bash"]
+Permission = Literal["read", "edit", "bash", "skill"]
 
-SUBJECT_FIELDS: dict[Permission, str] = {"read": "path", "edit": "path", "bash": "command"}
-"""The argument the permission check judges, per permission kind."""
+SUBJECT_FIELDS: dict[Permission, str] = {"read": "path", "edit": "path", "bash": "command", "skill": "name"}
+"""The argument the permission check judges, per permission kind. ``skill`` (loading a skill's
+instructions) is read-only and always allowed; the verdict is still reported."""
 
 
 @dataclass(frozen=True)
@@ -28,14 +29,30 @@ class ToolOutput:
     """What a tool returns.
 
     Attributes:
-        text: what the model reads (the registry truncates it centrally).
+        text: what the model reads (the registry truncates it centrally and marks it as data).
         is_error: the call failed in a way the model should notice.
         proposal_changed: the call changed the pending edits; the registry then emits ``ProposalChanged``.
+        instructions: trusted instruction blocks (a skill's body) placed after the data-marked result,
+            never inside it, and not truncated by the registry; "" for none.
+        instruction_sources: their labels (``skill:code-review``), for the ``InstructionsLoaded`` event.
     """
 
     text: str
     is_error: bool = False
     proposal_changed: bool = False
+    instructions: str = ""
+    instruction_sources: tuple[str, ...] = ()
+
+
+class InstructionAttacher(Protocol):
+    """Nested instruction files (AGENTS.md below the starting folder), attached on first touch.
+
+    Contract: ``on_touch`` returns the instruction blocks for the files that govern ``rel`` and were not
+    attached before in this session ("" when none), and their labels; each file comes once per session.
+    It never raises for file contents (unreadable files are skipped).
+    """
+
+    def on_touch(self, rel: str, *, is_dir: bool) -> tuple[str, tuple[str, ...]]: ...
 
 
 @dataclass(frozen=True)
@@ -47,11 +64,14 @@ class ToolContext:
         runner: runs shell commands in the session's shadow copy.
         command_timeout_s: seconds a shell command may run; kept below the registry's ``tool_timeout_s``
             so the runner stops the command and reports its output before the registry gives up.
+        instructions: attaches nested AGENTS.md files to the results of calls that read, list or edit
+            inside their folder; None: no nested loading.
     """
 
     workspace: Workspace
     runner: CommandRunner
     command_timeout_s: float = 50.0
+    instructions: InstructionAttacher | None = None
 
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)

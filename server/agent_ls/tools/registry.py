@@ -16,7 +16,10 @@
 7. turn failures into error results: ``ToolError`` with its message, any other exception as
    ``Error: <tool> failed: <Type>: <message>`` (never a traceback);
 8. emit ``ToolCallFinished`` with the exact text the model reads, then ``ProposalChanged`` when the
-   tool reported a change of the proposal.
+   tool reported a change of the proposal;
+9. place trusted instructions after the data-marked result, never inside it: a skill's body (the
+   ``skill`` tool) and, after a successful read, list or edit inside a folder with a nested AGENTS.md
+   not yet attached this session, that file (``ToolContext.instructions``); emit ``InstructionsLoaded``.
 
 Every call yields exactly one ``ToolResultMessage`` with the call's ``call_id``; only
 ``asyncio.CancelledError`` escapes. Behaviour follows the seed harness's ``execute()``
@@ -29,14 +32,21 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from agent_ls.core.context import wrap_tool_result
 from agent_ls.core.errors import ToolError
-from agent_ls.core.events import EventSink, ProposalChanged, ToolCallFinished, ToolCallStarted, VerdictGiven
+from agent_ls.core.events import (
+    EventSink,
+    InstructionsLoaded,
+    ProposalChanged,
+    ToolCallFinished,
+    ToolCallStarted,
+    VerdictGiven,
+)
 from agent_ls.core.messages import ToolCall, ToolResultMessage, ToolSpec
 from agent_ls.core.ports import ApprovalRequest, Approver
 from agent_ls.policy.engine import PermissionPolicy
@@ -45,6 +55,7 @@ from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 log = logging.getLogger(__name__)
 
 PATH_REFUSED_RULE = "workspace: path refused"
+SKILL_RULE = "skill: loading a skill's instructions is read-only"
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,8 @@ class _Result:
     text: str
     is_error: bool = False
     proposal_changed: bool = False
+    instructions: str = ""
+    instruction_sources: tuple[str, ...] = ()
 
 
 class ToolRegistry:
@@ -77,10 +90,10 @@ class ToolRegistry:
         tool_timeout_s: float = 60.0,
         max_output_chars: int = 30_000,
     ) -> None:
-        self._tools = {tool.name: tool for tool in tools}
-        if len(self._tools) != len(tools):
-            raise ValueError("tool names must be unique")
-        self._specs = tuple(tool.spec() for tool in tools)
+        self._base = tuple(tools)
+        self._tools: dict[str, Tool[Any]] = {}
+        self._specs: tuple[ToolSpec, ...] = ()
+        self.set_extra_tools(())
         self._policy = policy
         self._approver = approver
         self._ctx = ctx
@@ -88,8 +101,18 @@ class ToolRegistry:
         self._max_output_chars = max_output_chars
 
     def specs(self) -> Sequence[ToolSpec]:
-        """The tools as the model sees them, in the order given to the constructor."""
+        """The tools as the model sees them: the constructor's, in order, then the extra ones."""
         return self._specs
+
+    def set_extra_tools(self, tools: Sequence[Tool[Any]]) -> None:
+        """Replace the tools added after construction (the ``skill`` tool, whose ``name`` enum follows the
+        skills found; it changes when a SKILL.md does). Raises ``ValueError`` on a duplicate name."""
+        every = (*self._base, *tools)
+        by_name = {tool.name: tool for tool in every}
+        if len(by_name) != len(every):
+            raise ValueError("tool names must be unique")
+        self._tools = by_name
+        self._specs = tuple(tool.spec() for tool in every)
 
     async def execute(self, call: ToolCall, emit: EventSink) -> ToolResultMessage:
         """Run one tool call; never raises except ``asyncio.CancelledError`` (see the module docstring)."""
@@ -105,6 +128,10 @@ class ToolRegistry:
             paths = tuple(sorted(change.path for change in self._ctx.workspace.proposal()))
             emit(ProposalChanged(paths=paths))
         wrapped = wrap_tool_result(call.name, content, result.is_error)  # the model reads data, marked
+        if result.instructions:  # trusted instructions go next to the data, never inside it
+            wrapped = f"{wrapped}\n\n{result.instructions}"
+            skill = self._tools[call.name].permission == "skill"
+            emit(InstructionsLoaded("skill" if skill else "nested", result.instruction_sources))
         return ToolResultMessage(
             call_id=call.call_id, name=call.name, content=wrapped, is_error=result.is_error
         )
@@ -117,16 +144,40 @@ class ToolRegistry:
         args = _parse_arguments(tool, call.arguments)
         if isinstance(args, str):
             return _Result(args, is_error=True)
-        refusal = await self._check_permission(tool, args, call.call_id, emit)
+        refusal, rel = await self._check_permission(tool, args, call.call_id, emit)
         if refusal is not None:
             return _Result(refusal, is_error=True)
-        return await self._run(tool, args)
+        result = await self._run(tool, args)
+        if rel is not None and not result.is_error:
+            result = self._attach_instructions(result, rel)
+        return result
+
+    def _attach_instructions(self, result: _Result, rel: str) -> _Result:
+        """``result`` with the nested instruction files that govern ``rel`` (first touch only)."""
+        attacher = self._ctx.instructions
+        if attacher is None or rel.startswith("/"):  # outside the first root: no chain of its own
+            return result
+        text, sources = attacher.on_touch(rel, is_dir=self._ctx.workspace.is_dir(rel))
+        if not text:
+            return result
+        joined = f"{result.instructions}\n\n{text}" if result.instructions else text
+        return replace(
+            result, instructions=joined, instruction_sources=(*result.instruction_sources, *sources)
+        )
 
     async def _check_permission(
         self, tool: Tool[Any], args: BaseModel, call_id: str, emit: EventSink
-    ) -> str | None:
-        """Decide, ask if needed, emit ``VerdictGiven``; returns the refusal the model reads, or None."""
+    ) -> tuple[str | None, str | None]:
+        """Decide, ask if needed, emit ``VerdictGiven``.
+
+        Returns the refusal the model reads (or None), and for ``read``/``edit`` tools the resolved
+        workspace path (or None).
+        """
         subject = tool.subject(args)
+        rel: str | None = None
+        if tool.permission == "skill":
+            emit(VerdictGiven(call_id, tool.name, "allow", SKILL_RULE, subject))
+            return None, None
         if tool.permission == "bash":
             decision = self._policy.check_command(subject)
         else:
@@ -134,17 +185,17 @@ class ToolRegistry:
                 rel = self._ctx.workspace.resolve(subject)
             except ToolError as exc:  # PathRefused, or a path the workspace cannot read (a NUL byte)
                 emit(VerdictGiven(call_id, tool.name, "deny", PATH_REFUSED_RULE, subject))
-                return f"Error: {exc}"
+                return f"Error: {exc}", None
             decision = self._policy.check_path(rel, write=tool.permission == "edit")
         if decision.verdict == "deny":
             emit(VerdictGiven(call_id, tool.name, "deny", decision.rule, decision.subject))
             return (
                 f"Blocked by policy ({decision.rule}): {decision.subject}. Do not retry it or a variant "
                 "of it; suggest an alternative, or ask the user to run it themselves."
-            )
+            ), None
         if decision.verdict == "allow":
             emit(VerdictGiven(call_id, tool.name, "allow", decision.rule, decision.subject))
-            return None
+            return None, rel
         request = ApprovalRequest(
             tool.name,
             decision.subject,
@@ -161,7 +212,7 @@ class ToolRegistry:
             emit(VerdictGiven(call_id, tool.name, "deny", decision.rule, decision.subject, approval=reply))
             feedback = (approval.feedback or "").strip()
             said = f" The user said: {feedback}" if feedback else ""
-            return f"denied by user: {decision.subject} was not run.{said}"
+            return f"denied by user: {decision.subject} was not run.{said}", None
         if reply == "session":
             self._policy.allow_for_session(decision)
         elif reply == "always":
@@ -169,7 +220,7 @@ class ToolRegistry:
             if problem is not None:
                 log.warning("'Always allow' for %s: %s; allowed for this session", decision.subject, problem)
         emit(VerdictGiven(call_id, tool.name, "allow", decision.rule, decision.subject, approval=reply))
-        return None
+        return None, rel
 
     async def _run(self, tool: Tool[Any], args: BaseModel) -> _Result:
         try:
@@ -187,7 +238,13 @@ class ToolRegistry:
         except Exception as exc:
             log.debug("tool %s raised", tool.name, exc_info=True)
             return _Result(f"Error: {tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
-        return _Result(output.text, output.is_error, output.proposal_changed)
+        return _Result(
+            output.text,
+            output.is_error,
+            output.proposal_changed,
+            output.instructions,
+            output.instruction_sources,
+        )
 
 
 def _parse_arguments(tool: Tool[Any], raw: str) -> BaseModel | str:

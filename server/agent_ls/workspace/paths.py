@@ -170,9 +170,13 @@ class _Group:
     absolute: bool
     advice: str
     fixed: bool = False
+    carve_out: pathspec.GitIgnoreSpec | None = None
+    """Absolute paths this group never matches (the ``skills`` folder of agent-ls's config dir)."""
 
     def matches(self, folded_abs: str, tails: Sequence[str]) -> bool:
         if self.absolute:
+            if self.carve_out is not None and self.carve_out.match_file(folded_abs):
+                return False
             return bool(folded_abs) and self.spec.match_file(folded_abs)
         return any(self.spec.match_file(tail) for tail in tails)
 
@@ -207,9 +211,12 @@ class _Secrets:
             if lines:
                 groups.append(_Group(_spec(lines), absolute, _OTHER_ADVICE))
         if config_dirs:
-            # Literal paths: a "[" or "*" in a directory name is not a wildcard.
+            # Literal paths: a "[" or "*" in a directory name is not a wildcard. The user's skills live
+            # in <config dir>/skills: their files are instructions the agent must be able to read (the
+            # other secret groups still apply to them).
             lines = [fold(_escape_path(d)) for d in config_dirs]
-            groups.append(_Group(_spec(lines), True, _CONFIG_ADVICE, fixed=True))
+            skills = _spec([fold(_escape_path(d / "skills")) + "/" for d in config_dirs])
+            groups.append(_Group(_spec(lines), True, _CONFIG_ADVICE, fixed=True, carve_out=skills))
         # Absolute groups first: "~/.ssh/id_rsa" is SSH material before it is a key.
         self._groups = tuple(sorted(groups, key=lambda group: not group.absolute))
         # Exemptions come from the user (config or trusted workspace); a "!" there only narrows them.

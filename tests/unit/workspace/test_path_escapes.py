@@ -453,3 +453,23 @@ def test_check_never_raises_on_a_link_loop(policy: PathPolicy, root: Path) -> No
     (root / "loop").symlink_to("loop")
     found = policy.check("loop", write=True)
     assert found.verdict == "deny" and "too many levels" in found.reason
+
+
+def test_the_skills_of_the_config_dir_are_readable_but_nothing_else_in_it(root: Path, tmp_path: Path) -> None:
+    config_dir = tmp_path / "conf[1]"
+    write(
+        config_dir,
+        {
+            "agent-ls.toml": "model = 'x'\n",
+            "skills/deploy/SKILL.md": "---\n",
+            "skills/deploy/ref.md": "r\n",
+            "skills/deploy/.env": "KEY=1\n",
+            "skills-old/x.md": "x\n",
+        },
+    )
+    policy = PathPolicy(root, extra_dirs=[config_dir / "skills" / "deploy"], config_dir=config_dir)
+    ref = config_dir / "skills" / "deploy" / "ref.md"
+    assert policy.resolve(str(ref)) == ref.resolve().as_posix()
+    for refused in ("agent-ls.toml", "skills/deploy/.env", "skills-old/x.md"):
+        with pytest.raises(PathRefused):
+            policy.resolve(str(config_dir / refused))

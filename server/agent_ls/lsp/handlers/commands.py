@@ -27,9 +27,11 @@ from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from agent_ls.config import LoadedConfig
 from agent_ls.core.context import Focus
 from agent_ls.core.events import RunEnded
 from agent_ls.core.proposal import FileChange
+from agent_ls.instructions.agent_context import AgentContext, load_agent_context
 from agent_ls.lsp import protocol as p
 from agent_ls.lsp.approver import LspApprover
 from agent_ls.lsp.buffers import EditorBuffers
@@ -66,23 +68,49 @@ def _entry(ls: AgentLanguageServer, session_id: str | None) -> SessionEntry | No
     return ls.state.sessions.get(session_id)
 
 
-def _root_and_focus(ls: AgentLanguageServer, params: p.RunParams) -> tuple[Path, Focus]:
-    file_path: Path | None = None
-    if params.uri:
-        fs = to_fs_path(params.uri)
-        file_path = Path(fs).resolve() if fs else None
+def _file_path(uri: str | None) -> Path | None:
+    if not uri:
+        return None
+    fs = to_fs_path(uri)
+    return Path(fs).resolve() if fs else None
+
+
+def _root_for(ls: AgentLanguageServer, file_path: Path | None) -> Path:
+    """The workspace folder holding ``file_path`` (the deepest), else the first folder, else the file's
+    own folder. Raises ``JsonRpcInvalidParams`` with no folder and no file."""
     roots = sorted(ls.state.roots, key=lambda r: len(r.parts), reverse=True)
     root = next((r for r in roots if file_path and file_path.is_relative_to(r)), None)
-    if root is None:
-        if ls.state.roots:
-            root = ls.state.roots[0]
-        elif file_path is not None:
-            root = file_path.parent
-        else:
-            raise JsonRpcInvalidParams("no workspace folder is open and no uri was given")
+    if root is not None:
+        return root
+    if ls.state.roots:
+        return ls.state.roots[0]
+    if file_path is not None:
+        return file_path.parent
+    raise JsonRpcInvalidParams("no workspace folder is open and no uri was given")
+
+
+def _diagnostic_lines(diagnostics: list[p.WireDiagnostic] | None) -> tuple[str, ...]:
+    """``line 3: error: message [source code]`` (1-based lines), for the task message."""
+    names = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+    lines = []
+    for d in diagnostics or []:
+        origin = " ".join(str(x) for x in (d.source, d.code) if x not in (None, ""))
+        severity = names.get(d.severity or 0, "problem")
+        message = " ".join(d.message.split())
+        lines.append(
+            f"line {d.range.start.line + 1}: {severity}: {message}" + (f" [{origin}]" if origin else "")
+        )
+    return tuple(lines)
+
+
+def _root_and_focus(ls: AgentLanguageServer, params: p.RunParams) -> tuple[Path, Focus]:
+    file_path = _file_path(params.uri)
+    root = _root_for(ls, file_path)
     if file_path is None or not file_path.is_relative_to(root):
         return root, Focus()
-    focus = Focus(path=file_path.relative_to(root).as_posix())
+    focus = Focus(
+        path=file_path.relative_to(root).as_posix(), diagnostics=_diagnostic_lines(params.diagnostics)
+    )
     if params.range is not None and params.uri:
         document = ls.workspace.get_text_document(params.uri)
         start, end = params.range.start, params.range.end
@@ -93,7 +121,7 @@ def _root_and_focus(ls: AgentLanguageServer, params: p.RunParams) -> tuple[Path,
             ]
         # A selection ending at column 0 does not include that line (as editors show it).
         last = end.line if end.character == 0 and end.line > start.line else end.line + 1
-        focus = Focus(path=focus.path, start_line=start.line + 1, end_line=last, selected_text=selected)
+        focus = replace(focus, start_line=start.line + 1, end_line=last, selected_text=selected)
     return root, focus
 
 
@@ -101,25 +129,58 @@ def _pos(position: p.WirePosition) -> t.Position:
     return t.Position(line=position.line, character=position.character)
 
 
-def _summary(changes: list[FileChange]) -> p.ProposalSummary:
+def _summary(changes: list[FileChange], session: Session | None = None) -> p.ProposalSummary:
     counts = [line_counts(c) for c in changes]
     return p.ProposalSummary(
-        files=[c.path for c in changes], added=sum(a for a, _ in counts), removed=sum(r for _, r in counts)
+        files=[c.path for c in changes],
+        added=sum(a for a, _ in counts),
+        removed=sum(r for _, r in counts),
+        governed_by=session.governed_by(changes) if session is not None else {},
     )
 
 
 async def run(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
-    params = _parse(p.RunParams, arguments)
+    return await _start(ls, _parse(p.RunParams, arguments))
+
+
+async def run_skill(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+    """``agent.runSkill``: ``agent.run`` with the task ``/<skill> <args>`` (explicit invocation)."""
+    params = _parse(p.RunSkillParams, arguments)
+    task = f"/{params.skill} {params.args or ''}".strip()
+    run_params = p.RunParams(
+        task=task, uri=params.uri, range=params.range, model=params.model, diagnostics=params.diagnostics
+    )
+    return await _start(ls, run_params, skill=params.skill)
+
+
+def _load_context(ls: AgentLanguageServer, root: Path, focus: Focus, config: LoadedConfig) -> AgentContext:
+    return load_agent_context(
+        workspace_root=root,
+        focus=root / focus.path if focus.path else None,
+        config=config,
+        env=EnvSnapshot.from_environ(),
+    )
+
+
+async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None = None) -> dict[str, Any]:
     root, focus = _root_and_focus(ls, params)
     settings = ls.state.settings
+    config = config_files.for_root(ls, root)
+    context = await asyncio.to_thread(_load_context, ls, root, focus, config)
+    if skill is not None and context.skills.get(skill) is None:
+        names = ", ".join(s.name for s in context.skills.skills) or "none"
+        raise JsonRpcInvalidParams(f"no skill named {skill!r} in this workspace; skills: {names}")
     session = Session(
         root=root,
         approver=LspApprover(ls),
         environ=process_environ(),
         buffers=EditorBuffers(ls.workspace),
         limits=settings.loop_limits(),
-        config=config_files.for_root(ls, root),
+        config=config,
         editor_rules=settings.permissions.rules()[0],
+        context=context,
+        reload_context=lambda: _load_context(ls, root, focus, config),
+        context_generation=lambda: ls.state.instructions_generation,
     )
     token = f"agent-ls/{session.session_id}/{uuid.uuid4().hex[:8]}"
     entry = SessionEntry(session=session, task_text=params.task, progress_token=token)
@@ -173,7 +234,7 @@ def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotification:
         answer=ended.answer,
         usage=usage_summary(ended.usage),
         session_usage=usage_summary(ended.session_usage),
-        proposal=_summary(session.proposal()),
+        proposal=_summary(session.proposal(), session),
     )
 
 
@@ -205,6 +266,7 @@ async def proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
                     removed=removed,
                     original_text=change.base_text,
                     proposed_text=change.new_text,
+                    instructions=entry.session.context.governing(change.path),
                 )
             )
     return p.ProposalResult(files=files).wire()
@@ -219,16 +281,34 @@ async def discard_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str
     return p.DiscardProposalResult(discarded=True).wire()
 
 
+async def _context_for(ls: AgentLanguageServer, uri: str | None) -> AgentContext:
+    """The chain and skills for the file ``uri`` (or the first workspace folder), read in a thread."""
+    file_path = _file_path(uri)
+    root = _root_for(ls, file_path)
+    focus = (
+        Focus(path=file_path.relative_to(root).as_posix())
+        if file_path and file_path.is_relative_to(root)
+        else Focus()
+    )
+    config = config_files.for_root(ls, root)
+    return await asyncio.to_thread(_load_context, ls, root, focus, config)
+
+
 async def list_skills(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
-    return p.ListSkillsResult(skills=[]).wire()
-
-
-async def run_skill(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
-    raise JsonRpcInvalidParams("agent.runSkill: not wired yet")
+    """``agent.listSkills``: every skill found for the file, with source, path and diagnostics."""
+    params = _parse(p.ListSkillsParams, arguments) if arguments else p.ListSkillsParams()
+    skills = (await _context_for(ls, params.uri)).skills
+    return p.ListSkillsResult(
+        skills=[s.wire() for s in skills.skills], skipped=[d.wire() for d in skills.skipped]
+    ).wire()
 
 
 async def instructions(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
-    raise JsonRpcInvalidParams("agent.instructions: not wired yet")
+    """``agent.instructions``: the AGENTS.md chain that applies to the file (order, bytes, truncation,
+    imports)."""
+    params = _parse(p.InstructionsParams, arguments) if arguments else p.InstructionsParams()
+    chain = (await _context_for(ls, params.uri)).chain
+    return chain.wire() if chain is not None else {}
 
 
 def _refusal(reason: str) -> dict[str, Any]:

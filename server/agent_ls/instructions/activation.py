@@ -1,0 +1,113 @@
+"""Skill activation for one session: what the ``skill`` tool and explicit ``/name args`` invocation inject.
+
+An activation is the skill's body (frontmatter removed, ``$ARGUMENTS`` substituted), its base directory and
+a capped list of its files, in one ``<instructions source="skill:NAME">`` block: trusted text, outside any
+tool-result wrapper. Activations are deduplicated (a second call for an active skill returns a short note)
+and kept in order, so a later compaction can re-attach them (pinned, as OpenCode never prunes ``skill``
+results and the Agent Skills client guide asks). Behaviour follows the Agent Skills client implementation
+guide (agentskills ``docs/client-implementation/adding-skills-support.mdx``) and OpenCode ``tool/skill.ts``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_ls.core.context import instructions_block
+from agent_ls.instructions.skills import (
+    Skill,
+    SkillSet,
+    load_body,
+    render_activation,
+    skill_files,
+    substitute_arguments,
+)
+
+MAX_BODY_BYTES = 40_000
+"""A longer body (SK01's is 73,938 bytes) is cut at a UTF-8 boundary with a visible marker; the rest stays
+readable with read_file."""
+MAX_LISTED_FILES = 20
+
+# "/code-review args": a skill name as the Agent Skills spec allows (lowercase letters, digits, "-"),
+# leniently any case, then blanks or the end.
+_SLASH = re.compile(r"\s*/([A-Za-z0-9][A-Za-z0-9._-]*)(?:\s+(.*))?\s*\Z", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Activation:
+    """One activated skill: ``name``, and ``text``, the instructions block the model reads."""
+
+    name: str
+    text: str
+
+
+def parse_slash(task: str) -> tuple[str, str] | None:
+    """``("code-review", "focus on auth")`` for ``/code-review focus on auth``; None when ``task`` does not
+    start with ``/name``. Whether ``name`` is a skill is the caller's question."""
+    found = _SLASH.match(task)
+    if found is None:
+        return None
+    return found[1], (found[2] or "").strip()
+
+
+def base_label(skill: Skill, workspace_root: Path) -> str:
+    """The skill's folder as the model should name it to read_file: workspace-relative when inside the
+    workspace, else absolute (read_file may read it: ``PathPolicy`` extra directory)."""
+    try:
+        return skill.base_dir.relative_to(workspace_root.resolve()).as_posix()
+    except ValueError:
+        return skill.base_dir.as_posix()
+
+
+def _capped(body: str, skill: Skill, label: str) -> str:
+    data = body.encode("utf-8")
+    if len(data) <= MAX_BODY_BYTES:
+        return body
+    kept = data[:MAX_BODY_BYTES].decode("utf-8", errors="ignore")  # drops a split code point
+    shown = len(kept.encode("utf-8"))
+    return (
+        f"{kept}\n[truncated: {shown:,} of {len(data):,} bytes; read the rest with read_file "
+        f"{label}/{skill.path.name}]"
+    )
+
+
+class SkillActivations:
+    """The skills of one session and the ones activated so far.
+
+    Args:
+        skills: the skills found for the session.
+        workspace_root: the first root (base directories are shown relative to it when inside).
+    """
+
+    def __init__(self, skills: SkillSet, workspace_root: Path) -> None:
+        self.skills = skills
+        self._root = workspace_root
+        self._active: dict[str, Activation] = {}
+
+    def is_active(self, name: str) -> bool:
+        return name in self._active
+
+    def activate(self, name: str, args: str = "") -> Activation | None:
+        """Activate ``name``; None when it is already active in this session.
+
+        Raises:
+            KeyError: no skill of that name.
+            OSError: its SKILL.md can no longer be read.
+        """
+        skill = self.skills.get(name)
+        if skill is None:
+            raise KeyError(name)
+        if name in self._active:
+            return None
+        label = base_label(skill, self._root)
+        body = _capped(substitute_arguments(load_body(skill), args), skill, label)
+        files, total = skill_files(skill, MAX_LISTED_FILES)
+        content = render_activation(skill, body, files, total, label)
+        activation = Activation(name, instructions_block(f"skill:{name}", content))
+        self._active[name] = activation
+        return activation
+
+    def active(self) -> tuple[Activation, ...]:
+        """Every activation, in order: what a compaction must keep (pinned)."""
+        return tuple(self._active.values())

@@ -1,0 +1,204 @@
+"""What a session knows before its first model call: the AGENTS.md chain and the skills, from one load.
+
+``load_agent_context`` reads the chain for the file in focus (``agents_md.load_chain``) and discovers the
+skills (``skills.discover_skills``), with the settings of the config files. ``AgentContext.prefix`` is the
+text that follows the system prompt: the instruction files, then the skills catalog. It is a pure function
+of what was loaded, so rebuilding the context gives byte-identical text (the stable, cacheable prefix;
+a later compaction rebuilds it the same way).
+
+The catalog budget is about 1% of the model's context window (Claude Code's ``skillListingBudgetFraction``),
+in characters at 4 per token; 128,000 tokens when the window is unknown.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from agent_ls.config import InstructionsConfig, LoadedConfig, SkillsConfig, user_config_file
+from agent_ls.instructions.agents_md import (
+    InstructionChain,
+    InstructionFile,
+    InstructionSettings,
+    NestedInstructions,
+    governing_files,
+    load_chain,
+    render_chain,
+    render_nested,
+)
+from agent_ls.instructions.skills import (
+    SkillSet,
+    SkillSettings,
+    discover_skills,
+    render_catalog,
+)
+from agent_ls.path_policy import path_policy_for
+from agent_ls.settings import EnvSnapshot
+from agent_ls.workspace.paths import is_secret as default_is_secret
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+CATALOG_SHARE = 0.01
+CHARS_PER_TOKEN = 4
+
+
+def bundled_skills_dir() -> Path:
+    """The skills shipped with the server (package data ``agent_ls/bundled_skills``)."""
+    return Path(str(resources.files("agent_ls").joinpath("bundled_skills")))
+
+
+def catalog_budget_chars(context_window: int | None) -> int:
+    """About 1% of ``context_window`` tokens, in characters (4 per token)."""
+    window = context_window or DEFAULT_CONTEXT_WINDOW
+    return max(400, int(window * CATALOG_SHARE * CHARS_PER_TOKEN))
+
+
+def instruction_settings(config: InstructionsConfig) -> InstructionSettings:
+    """The ``[instructions]`` table over the defaults."""
+    defaults = InstructionSettings()
+    return InstructionSettings(
+        project_root_markers=tuple(config.project_root_markers)
+        if config.project_root_markers is not None
+        else defaults.project_root_markers,
+        fallback_filenames=tuple(config.fallback_filenames)
+        if config.fallback_filenames is not None
+        else defaults.fallback_filenames,
+        max_file_bytes=config.max_file_bytes
+        if config.max_file_bytes is not None
+        else defaults.max_file_bytes,
+        max_total_bytes=config.max_total_bytes
+        if config.max_total_bytes is not None
+        else defaults.max_total_bytes,
+    )
+
+
+def skill_settings(config: SkillsConfig, workspace_root: Path) -> SkillSettings:
+    """The ``[skills]`` table: ``paths`` relative to the workspace root, ``~`` expanded."""
+    roots = tuple(workspace_root / Path(p).expanduser() for p in config.paths or ())
+    return SkillSettings(extra_roots=roots)
+
+
+def home_dir(env: EnvSnapshot) -> Path | None:
+    """``$HOME``, else the password database's home; None when neither is known."""
+    home = env.get("HOME")
+    if home:
+        return Path(home)
+    try:
+        return Path.home()
+    except RuntimeError:
+        return None
+
+
+@dataclass
+class AgentContext:
+    """The instructions and skills of one session.
+
+    Attributes:
+        workspace_root: the session's root (the first workspace folder holding the file in focus).
+        chain: the AGENTS.md chain for the file in focus; None: instructions disabled or not loaded.
+        skills: the skills found.
+        settings: the instruction settings the chain was loaded with (nested files use them too).
+        catalog_budget: the catalog's budget in characters.
+        focus: the absolute path in focus the chain was built for, or None (the workspace root).
+        is_secret: the session's secret test on workspace-relative paths: secret files are never
+            loaded as instructions.
+    """
+
+    workspace_root: Path
+    chain: InstructionChain | None = None
+    skills: SkillSet = field(default_factory=lambda: SkillSet((), (), (), ()))
+    settings: InstructionSettings = field(default_factory=InstructionSettings)
+    catalog_budget: int = field(default_factory=lambda: catalog_budget_chars(None))
+    focus: Path | None = None
+    is_secret: Callable[[str], bool] = default_is_secret
+
+    def prefix(self) -> str:
+        """The instruction files, then the skills catalog: the text after the system prompt ("" for
+        none). Deterministic: the same loaded context always gives the same text."""
+        parts = []
+        if self.chain is not None:
+            parts.append(render_chain(self.chain))
+        parts.append(render_catalog(self.skills.model_invocable(), self.catalog_budget))
+        return "\n\n".join(part for part in parts if part)
+
+    def readable_dirs(self) -> tuple[Path, ...]:
+        """The folders of skills outside the workspace: read_file may read them (never write)."""
+        root = self.workspace_root.resolve()
+        return tuple(
+            dict.fromkeys(s.base_dir for s in self.skills.skills if not s.base_dir.is_relative_to(root))
+        )
+
+    def governing(self, rel: str) -> list[str]:
+        """The labels of the AGENTS.md files (root first) that govern the workspace file ``rel``."""
+        if self.chain is None:
+            return []
+        return list(governing_files(self.chain, rel, self.settings, is_secret=self.is_secret))
+
+    def nested(self) -> NestedAttacher | None:
+        """A new per-session attacher of nested AGENTS.md files; None without a chain."""
+        if self.chain is None:
+            return None
+        return NestedAttacher(NestedInstructions(self.chain, self.settings, is_secret=self.is_secret))
+
+
+class NestedAttacher:
+    """``tools.base.InstructionAttacher`` over ``agents_md.NestedInstructions``."""
+
+    def __init__(self, nested: NestedInstructions) -> None:
+        self._nested = nested
+
+    def on_touch(self, rel: str, *, is_dir: bool) -> tuple[str, tuple[str, ...]]:
+        files = self._nested.on_touch(rel, is_dir=is_dir)
+        return "\n\n".join(render_nested(f) for f in files), tuple(f.label for f in files)
+
+    def loaded(self) -> tuple[InstructionFile, ...]:
+        """Every nested file attached so far (re-attached after a compaction)."""
+        return self._nested.loaded()
+
+
+def load_agent_context(
+    *,
+    workspace_root: Path,
+    focus: Path | None,
+    config: LoadedConfig,
+    env: EnvSnapshot,
+    context_window: int | None = None,
+) -> AgentContext:
+    """Read the AGENTS.md chain for ``focus`` and discover the skills. Blocking (disk reads): the LSP
+    server calls it in a worker thread. Never raises for file contents: problems are diagnostics.
+
+    Args:
+        workspace_root: the session's root.
+        focus: the absolute path of the file in focus, or None for the workspace root (never the cwd).
+        config: the loaded config files (``[instructions]``, ``[skills]``, the user config dir).
+        env: the environment (``HOME``, ``AGENT_LS_CONFIG_DIR``).
+        context_window: the model's context window in tokens, when known (sets the catalog budget).
+    """
+    root = Path(os.path.abspath(workspace_root))
+    settings = instruction_settings(config.instructions)
+    global_dir = (config.user_file or user_config_file(env)).parent
+    is_secret = path_policy_for(root, config).is_secret
+    chain = load_chain(
+        workspace_root=root, focus=focus, global_dir=global_dir, settings=settings, is_secret=is_secret
+    )
+    focus_dir = chain.focus_dir
+    skills = discover_skills(
+        workspace_root=root,
+        project_root=chain.project_root,
+        focus_dir=focus_dir,
+        home=home_dir(env),
+        user_config_dir=global_dir,
+        bundled_dir=bundled_skills_dir(),
+        settings=skill_settings(config.skills, root),
+    )
+    return AgentContext(
+        workspace_root=root,
+        chain=chain,
+        skills=skills,
+        settings=settings,
+        catalog_budget=catalog_budget_chars(context_window),
+        focus=focus,
+        is_secret=is_secret,
+    )

@@ -1,0 +1,25 @@
+"""Explicit invocation syntax: ``/name args``."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_ls.instructions.activation import parse_slash
+
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        ("/code-review", ("code-review", "")),
+        ("/code-review focus on auth", ("code-review", "focus on auth")),
+        ("  /explain  lines 3-9 \n", ("explain", "lines 3-9")),
+        ("/fix-diagnostics\nmulti\nline", ("fix-diagnostics", "multi\nline")),
+        ("review /code-review", None),
+        ("/", None),
+        ("/ code-review", None),
+        ("/-x", None),
+        ("plain task", None),
+    ],
+)
+def test_parse_slash(task: str, expected: tuple[str, str] | None) -> None:
+    assert parse_slash(task) == expected
