@@ -74,7 +74,7 @@ async def test_code_review_catalog_first_body_after_the_skill_call(
     catalog = system_text(first)
     assert "<available_skills>" in catalog
     for name in BUNDLED:
-        assert f"<name>{name}</name>" in catalog
+        assert f"\n- {name}: " in catalog
         assert heading(name) not in request_text(first)  # no body before it is asked for
     skill_spec = next(t for t in first["tools"] if t["function"]["name"] == "skill")
     assert skill_spec["function"]["parameters"]["properties"]["name"]["enum"] == BUNDLED

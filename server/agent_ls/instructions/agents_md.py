@@ -59,12 +59,9 @@ __all__ = [
 DEFAULT_SETTINGS = InstructionSettings()
 
 CHAIN_HEADER = (
-    "# Instructions\n\n"
-    "The instruction files below (AGENTS.md and compatible files) apply to this workspace, from the most "
-    "general to the most specific. Each one applies to the files matched by its scope. Where they "
-    "conflict, a deeper (later) file overrides a shallower (earlier) one, and the user's request "
-    'overrides them all. More files may arrive next to tool results, labelled "Instructions from: '
-    '<path>"; the same rules apply to them.'
+    # Short on purpose: it is in every request (DESIGN.md first-request budget, 1,400 tokens).
+    "Project instructions, general first; each governs its scope. A deeper (later) file overrides a "
+    "shallower one, and the user's request overrides them all."
 )
 
 

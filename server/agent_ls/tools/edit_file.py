@@ -18,15 +18,14 @@ from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
 DESCRIPTION = (
     "Replace exact text in a file. old_string must match exactly, whitespace included, and occur once "
-    "(add surrounding lines to make it unique) unless replace_all is true. Edits are proposals the "
-    "user reviews; read_file and bash see them."
+    "(add surrounding lines to make it unique) unless replace_all is true."
 )
 
 
 class Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(description="File path relative to the workspace root.")
+    path: str = Field(description="Relative file path.")
     old_string: str = Field(min_length=1, description="Exact text to replace.")
     new_string: str = Field(description="Replacement text.")
     replace_all: bool = Field(default=False, description="Replace every occurrence.")

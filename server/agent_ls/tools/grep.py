@@ -26,7 +26,7 @@ class Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     pattern: str = Field(min_length=1, description="Regular expression to search for.")
-    path: str = Field(default=".", description="File or directory relative to the workspace root.")
+    path: str = Field(default=".", description="Relative file or directory.")
     glob: str | None = Field(default=None, description="Only search files matching this glob, e.g. *.py.")
 
 

@@ -24,7 +24,7 @@ DESCRIPTION = (
 class Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(default=".", description="Directory relative to the workspace root.")
+    path: str = Field(default=".", description="Relative directory.")
     pattern: str | None = Field(default=None, description="Glob on the relative path, e.g. **/*.py.")
 
 

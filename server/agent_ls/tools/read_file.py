@@ -21,14 +21,14 @@ MAX_CHARS = 28_000
 
 DESCRIPTION = (
     "Read a text file, including your pending edits. Returns numbered lines (from 1), at most 2000 "
-    "per call; page with offset and limit. Lines over 2000 characters are cut."
+    "per call; page with offset and limit."
 )
 
 
 class Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(description="File path relative to the workspace root.")
+    path: str = Field(description="Relative file path.")
     offset: int = Field(default=1, ge=1, description="First line to read, 1-indexed.")
     limit: int = Field(default=DEFAULT_LIMIT, ge=1, description="Maximum number of lines to read.")
 

@@ -12,17 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, create_model
 
 from agent_ls.core.errors import ToolError
 from agent_ls.instructions.activation import SkillActivations
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
 NAME = "skill"
-DESCRIPTION = (
-    "Load a skill from <available_skills>: its instructions, base folder and files. Call it first when "
-    "the task matches a skill's description, then follow it."
-)
+DESCRIPTION = "Load a skill's instructions and list its files."  # the catalog says when (budget)
 
 
 def skill_tool(activations: SkillActivations, names: Sequence[str]) -> Tool[Any]:
@@ -34,7 +31,7 @@ def skill_tool(activations: SkillActivations, names: Sequence[str]) -> Tool[Any]
     args: type[BaseModel] = create_model(
         "Args",
         __config__=ConfigDict(extra="forbid"),
-        name=(choice, Field(description="The skill's name.")),
+        name=(choice, ...),
     )
 
     async def run(arguments: BaseModel, ctx: ToolContext) -> ToolOutput:

@@ -13,16 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_ls.core.errors import ToolError
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
-DESCRIPTION = (
-    "Create a file or replace its whole content; prefer edit_file for existing files. "
-    "Writes are proposals the user reviews; read_file and bash see them."
-)
+DESCRIPTION = "Create a file or replace its whole content; prefer edit_file for existing files."
 
 
 class Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(description="File path relative to the workspace root.")
+    path: str = Field(description="Relative file path.")
     content: str = Field(description="The complete new content of the file.")
 
 
