@@ -9,6 +9,7 @@ export const COMMAND_IDS = [
   'agentLs.runTask',
   'agentLs.runSkill',
   'agentLs.reviewFile',
+  'agentLs.showInstructions',
   'agentLs.cancel',
   'agentLs.showProposal',
   'agentLs.applyProposal',

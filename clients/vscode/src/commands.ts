@@ -10,21 +10,29 @@ import * as path from 'node:path';
 
 import * as vscode from 'vscode';
 
+import type { CommandId } from './commandIds';
+import { renderInstructions } from './instructionsView';
 import {
+  CMD_INSTRUCTIONS,
   CMD_LIST_SKILLS,
   CMD_RUN,
   CMD_RUN_SKILL,
+  type InstructionsAnswer,
   type ListSkillsResult,
-  type RunParams,
-  type RunResult,
-  type RunSkillParams,
 } from './protocol';
 import type { ProposalActions } from './proposals';
-import { type EditorFocus, runParams, skillParams } from './runArgs';
+import {
+  type EditorFocus,
+  FIX_DIAGNOSTICS_SKILL,
+  runParams,
+  skillParams,
+  skillRunLabel,
+  wireDiagnostics,
+} from './runArgs';
 import type { RunTracker } from './runs';
-import type { CommandId } from './commandIds';
 import { API_KEY_SECRET, type AgentServer } from './server';
-import { NO_SKILLS, skillPickItems } from './skills';
+import { argsPrompt, NO_SKILLS, type SkillPick, skillPicks } from './skills';
+import type { ReadOnlyDocuments } from './textDocuments';
 
 export interface CommandDeps {
   server: AgentServer;
@@ -32,6 +40,19 @@ export interface CommandDeps {
   proposals: ProposalActions;
   secrets: vscode.SecretStorage;
   log: vscode.LogOutputChannel;
+  /** Serves `agent-ls-instructions:` documents ("Show Loaded Instructions"). */
+  documents: ReadOnlyDocuments;
+}
+
+interface SkillQuickPickItem extends vscode.QuickPickItem {
+  pick: SkillPick;
+}
+
+function quickPickItem(pick: SkillPick): SkillQuickPickItem {
+  if (pick.type === 'separator') {
+    return { label: pick.label, kind: vscode.QuickPickItemKind.Separator, pick };
+  }
+  return { label: pick.label, description: pick.description, ...(pick.detail ? { detail: pick.detail } : {}), pick };
 }
 
 /** The code-review skill that "Agent: Review Current File" runs. */
@@ -65,7 +86,7 @@ function focusDescription(editor: vscode.TextEditor | undefined): string {
   return `Context: ${file}, lines ${selection.start.line + 1}–${last} selected`;
 }
 
-function errorText(error: unknown): string {
+export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
@@ -81,14 +102,7 @@ function guarded(body: () => Promise<void>): () => Promise<void> {
 }
 
 export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
-  const { server, runs, proposals, secrets, log } = deps;
-
-  async function startRun(command: string, params: RunParams | RunSkillParams, label: string): Promise<void> {
-    const result = await server.execute<RunResult>(command, params);
-    if (result) {
-      runs.start(result, label);
-    }
-  }
+  const { server, runs, proposals, secrets, log, documents } = deps;
 
   async function withProposal(action: (sessionId: string) => Promise<void>): Promise<void> {
     const sessionId = runs.proposalTarget();
@@ -110,45 +124,71 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       });
       const params = runParams(task, editorFocus(editor));
       if (params) {
-        await startRun(CMD_RUN, params, params.task);
+        await runs.launch({ command: CMD_RUN, params, label: params.task });
       }
     },
     'agentLs.runSkill': async () => {
       const editor = vscode.window.activeTextEditor;
-      const listed = await server.execute<ListSkillsResult>(CMD_LIST_SKILLS, {});
+      const focus = editorFocus(editor);
+      const listed = await server.execute<ListSkillsResult>(CMD_LIST_SKILLS, focus?.scheme === 'file' ? { uri: focus.uri } : {});
       if (!listed) {
         return;
       }
-      const items = skillPickItems(listed.skills);
-      if (items.length === 0) {
+      const picks = skillPicks(listed, (file) => vscode.workspace.asRelativePath(file));
+      if (picks.length === 0) {
         void vscode.window.showInformationMessage(`Agent: ${NO_SKILLS}`);
         return;
       }
-      const picked = await vscode.window.showQuickPick(items, {
+      const picked = await vscode.window.showQuickPick(picks.map(quickPickItem), {
         title: 'Agent: Run Skill on Current File',
-        placeHolder: 'Choose a skill',
+        placeHolder: `Choose a skill. ${focusDescription(editor)}`,
+        matchOnDescription: true,
+        matchOnDetail: true,
       });
-      if (!picked) {
+      const pick = picked?.pick;
+      if (pick?.type === 'skipped') {
+        const line = Math.max(0, pick.line);
+        await vscode.window.showTextDocument(vscode.Uri.file(pick.path), { selection: new vscode.Range(line, 0, line, 0) });
+        return;
+      }
+      if (pick?.type !== 'skill') {
         return;
       }
       const args = await vscode.window.showInputBox({
-        title: `Agent: ${picked.label}`,
-        prompt: 'Arguments for the skill (optional). Press Enter to run it.',
+        title: `Agent: /${pick.skill.name}`,
+        ...argsPrompt(pick.skill),
         ignoreFocusOut: true,
       });
       if (args === undefined) {
         return;
       }
-      await startRun(CMD_RUN_SKILL, skillParams(picked.skill, editorFocus(editor), args), picked.label);
+      // fix-diagnostics works from the file's problems; code actions send the one they fix.
+      const diagnostics =
+        editor && focus?.scheme === 'file' && pick.skill.name === FIX_DIAGNOSTICS_SKILL
+          ? wireDiagnostics(vscode.languages.getDiagnostics(editor.document.uri), focus.selection)
+          : undefined;
+      const params = skillParams(pick.skill.name, focus, { args, withRange: true, ...(diagnostics ? { diagnostics } : {}) });
+      await runs.launch({ command: CMD_RUN_SKILL, params, label: skillRunLabel(params) });
     },
     'agentLs.reviewFile': async () => {
-      const editor = vscode.window.activeTextEditor;
-      const focus = editorFocus(editor);
-      if (!editor || focus?.scheme !== 'file') {
+      const focus = editorFocus(vscode.window.activeTextEditor);
+      if (focus?.scheme !== 'file') {
         void vscode.window.showInformationMessage('Agent: open a file to review first.');
         return;
       }
-      await startRun(CMD_RUN_SKILL, skillParams(REVIEW_SKILL, focus), `Review ${path.basename(editor.document.uri.fsPath)}`);
+      const params = skillParams(REVIEW_SKILL, focus);
+      await runs.launch({ command: CMD_RUN_SKILL, params, label: skillRunLabel(params) });
+    },
+    'agentLs.showInstructions': async () => {
+      const document = vscode.window.activeTextEditor?.document;
+      const file = document?.uri.scheme === 'file' ? document.uri : undefined;
+      const result = await server.execute<InstructionsAnswer>(CMD_INSTRUCTIONS, file ? { uri: file.toString() } : {});
+      if (!result) {
+        return;
+      }
+      const text = renderInstructions(result, file ? vscode.workspace.asRelativePath(file) : 'the workspace root');
+      const uri = documents.set(`Instructions for ${file ? path.basename(file.fsPath) : 'the workspace'}.md`, text);
+      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
     },
     'agentLs.cancel': () => runs.cancelCurrent(),
     'agentLs.showProposal': () => withProposal((sessionId) => proposals.show(sessionId)),

@@ -1,7 +1,9 @@
 /**
  * Entry point: wires the server, the run display, the proposal documents and the commands.
  *
- * Activation (any Agent command) starts the server. Settings that pick the process
+ * Activation starts the server: when the window has finished starting (`onStartupFinished`, so that
+ * the server's code actions and its lint of AGENTS.md / SKILL.md are there without running a command
+ * first; never in Restricted Mode), or on any Agent command. Settings that pick the process
  * (`agentLs.pythonPath`, the stored API key, the Python extension's interpreter) restart it,
  * debounced, and so does clearing a setting (the server cannot be told "unset"); other changes reach
  * the running server through `workspace/didChangeConfiguration`, so a run in progress and its
@@ -10,14 +12,17 @@
 
 import * as vscode from 'vscode';
 
-import { registerCommands } from './commands';
+import { routeServerCommand } from './commandRouting';
+import { errorText, registerCommands } from './commands';
 import { Debouncer } from './debounce';
+import { INSTRUCTIONS_SCHEME } from './instructionsView';
 import { PROPOSAL_SCHEME } from './proposalUri';
 import { ProposalActions, ProposalDocuments } from './proposals';
 import { onInterpreterChanged } from './python';
 import { ANSWER_SCHEME, AnswerDocuments, RunTracker } from './runs';
 import { AgentServer, API_KEY_SECRET } from './server';
 import { RESTART_SETTINGS, SECTION } from './settings';
+import { ReadOnlyDocuments } from './textDocuments';
 
 const RESTART_DELAY_MS = 1000;
 
@@ -37,6 +42,14 @@ export function activate(context: vscode.ExtensionContext): void {
     log,
   );
   const proposals = new ProposalActions(agentServer, documents, (sessionId) => runs.proposalSettled(sessionId));
+  const instructions = new ReadOnlyDocuments(INSTRUCTIONS_SCHEME);
+  // Code actions' agent.run / agent.runSkill get the palette's progress, Cancel and Review / Apply.
+  agentServer.routeCommands(
+    routeServerCommand(
+      (request) => runs.launch(request),
+      (error) => void vscode.window.showErrorMessage(`Agent: ${errorText(error)}`),
+    ),
+  );
 
   const restart = new Debouncer(() => {
     if (agentServer.currentState !== 'stopped') {
@@ -53,6 +66,8 @@ export function activate(context: vscode.ExtensionContext): void {
     { dispose: () => restart.dispose() },
     vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, documents),
     vscode.workspace.registerTextDocumentContentProvider(ANSWER_SCHEME, answers),
+    instructions,
+    vscode.workspace.registerTextDocumentContentProvider(INSTRUCTIONS_SCHEME, instructions),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) {
         return;
@@ -68,7 +83,7 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     }),
   );
-  registerCommands(context, { server: agentServer, runs, proposals, secrets: context.secrets, log });
+  registerCommands(context, { server: agentServer, runs, proposals, secrets: context.secrets, log, documents: instructions });
 
   void onInterpreterChanged(() => {
     if (!vscode.workspace.getConfiguration(SECTION).get<string>('pythonPath')?.trim()) {

@@ -3,16 +3,19 @@
  *
  * Mirrors `server/agent_ls/lsp/protocol.py` name for name, camelCase as on the wire. Commands go
  * through `workspace/executeCommand` with exactly one object in `arguments` and return an object.
- * `test/protocol.test.ts` reads the Python module and fails when the two drift apart.
+ * `test/unit/protocol.test.ts` reads the Python module and fails when the two drift apart (the
+ * field lists it compares are in `wireFields.ts`).
  *
- * | command                 | argument        | returns                 |
- * |-------------------------|-----------------|-------------------------|
- * | `agent.run`             | `RunParams`     | `RunResult` at once; the run continues in the background |
- * | `agent.cancel`          | `SessionParams` | `CancelResult`          |
- * | `agent.proposal`        | `SessionParams` | `ProposalResult`        |
- * | `agent.applyProposal`   | `SessionParams` | `ApplyProposalResult`   |
- * | `agent.discardProposal` | `SessionParams` | `DiscardProposalResult` |
- * | `agent.listSkills`      | `{}`            | `ListSkillsResult`      |
+ * | command                 | argument             | returns                 |
+ * |-------------------------|----------------------|-------------------------|
+ * | `agent.run`             | `RunParams`          | `RunResult` at once; the run continues in the background |
+ * | `agent.cancel`          | `SessionParams`      | `CancelResult`          |
+ * | `agent.proposal`        | `SessionParams`      | `ProposalResult`        |
+ * | `agent.applyProposal`   | `SessionParams`      | `ApplyProposalResult`   |
+ * | `agent.discardProposal` | `SessionParams`      | `DiscardProposalResult` |
+ * | `agent.runSkill`        | `RunSkillParams`     | `RunResult`, as `agent.run` |
+ * | `agent.listSkills`      | `ListSkillsParams`   | `ListSkillsResult`      |
+ * | `agent.instructions`    | `InstructionsParams` | `InstructionsResult`    |
  *
  * Notifications (server to client): `agent/event` (`AgentEventNotification`) and `agent/runEnded`
  * (`RunEndedNotification`).
@@ -26,6 +29,8 @@ export const CMD_PROPOSAL = 'agent.proposal';
 export const CMD_APPLY_PROPOSAL = 'agent.applyProposal';
 export const CMD_DISCARD_PROPOSAL = 'agent.discardProposal';
 export const CMD_LIST_SKILLS = 'agent.listSkills';
+export const CMD_RUN_SKILL = 'agent.runSkill';
+export const CMD_INSTRUCTIONS = 'agent.instructions';
 
 export const AGENT_EVENT = 'agent/event';
 export const AGENT_RUN_ENDED = 'agent/runEnded';
@@ -53,11 +58,45 @@ export interface WireRange {
   end: WirePosition;
 }
 
+/**
+ * An LSP `Diagnostic` the client passes with a run (the file's problems, for fix-diagnostics).
+ * `severity` is LSP's number: 1 error, 2 warning, 3 information, 4 hint.
+ */
+export interface WireDiagnostic {
+  range: WireRange;
+  message: string;
+  severity?: number | null;
+  source?: string | null;
+  code?: number | string | null;
+}
+
+/** A task starting with `/<skill> args` runs that skill explicitly (its body is injected up front). */
 export interface RunParams {
   task: string;
   uri?: string | null;
   range?: WireRange | null;
   model?: string | null;
+  diagnostics?: WireDiagnostic[] | null;
+}
+
+/** `agent.runSkill`: run `skill` explicitly on the file `uri` (the run's task is `/<skill> <args>`). */
+export interface RunSkillParams {
+  skill: string;
+  uri?: string | null;
+  range?: WireRange | null;
+  args?: string | null;
+  model?: string | null;
+  diagnostics?: WireDiagnostic[] | null;
+}
+
+/** `uri`: the file whose folders' `.agents/skills` count; left out, the workspace root. */
+export interface ListSkillsParams {
+  uri?: string | null;
+}
+
+/** `uri`: the file whose AGENTS.md chain is wanted; left out, the workspace root's. */
+export interface InstructionsParams {
+  uri?: string | null;
 }
 
 export interface RunResult {
@@ -85,6 +124,8 @@ export interface ProposalFile {
   removed: number;
   originalText: string;
   proposedText: string;
+  /** The AGENTS.md files (labels, root first) that govern this file. */
+  instructions: string[];
 }
 
 export interface ProposalResult {
@@ -100,9 +141,99 @@ export interface DiscardProposalResult {
   discarded: boolean;
 }
 
-export interface ListSkillsResult {
-  skills: Record<string, unknown>[];
+/**
+ * A problem found in an agent config file (`agent_ls.file_diagnostics.FileDiagnostic.wire()`):
+ * 0-based line, code-point columns of that line (end exclusive).
+ */
+export interface WireFileDiagnostic {
+  path: string;
+  line: number;
+  character: number;
+  endCharacter: number;
+  severity: 'error' | 'warning' | 'information';
+  message: string;
 }
+
+export type SkillSource = 'project' | 'user' | 'bundled' | 'configured';
+
+/** One skill as `agent.listSkills` lists it (`agent_ls.instructions.skills.Skill.wire()`). */
+export interface SkillInfo {
+  name: string;
+  description: string;
+  source: SkillSource;
+  /** The SKILL.md, absolute. */
+  path: string;
+  baseDir: string;
+  /** False with `disable-model-invocation: true`: only explicit invocation runs it. */
+  modelInvocable: boolean;
+  /** Recorded and shown only; never widens the permissions. */
+  allowedTools: string[];
+  argumentHint: string | null;
+  diagnostics: WireFileDiagnostic[];
+}
+
+export interface ListSkillsResult {
+  skills: SkillInfo[];
+  /** SKILL.md files not loaded, each a diagnostic saying why. */
+  skipped: WireFileDiagnostic[];
+}
+
+export type ImportStatus = 'resolved' | 'refused' | 'not_found' | 'cycle' | 'too_deep' | 'duplicate';
+
+/** An `@path` import in an instruction file (`agent_ls.instructions.imports.ImportRecord.wire()`). */
+export interface InstructionImport {
+  /** As written, without the `@`. */
+  spec: string;
+  /** 0-based line in `importer`. */
+  line: number;
+  status: ImportStatus;
+  /** The absolute resolved target, when known. */
+  path: string | null;
+  /** One line, e.g. `refused: ~/x.md is outside the workspace (home paths are never read)`. */
+  message: string;
+  /** The file holding the import: the instruction file, or an imported file (nested imports). */
+  importer: string;
+}
+
+/** One file of the chain (`agent_ls.instructions.agents_md.InstructionFile.wire()`). */
+export interface InstructionFileInfo {
+  /** 1-based place in the prompt. */
+  order: number;
+  /** Absolute, where it was found. */
+  path: string;
+  realPath: string;
+  /** Workspace-relative POSIX (`AGENTS.md`, `pkg/AGENTS.md`); the global file `~/…` or absolute. */
+  label: string;
+  /** `**`, `pkg/**`, or `global`. */
+  scope: string;
+  kind: 'global' | 'project' | 'nested';
+  /** Bytes on disk (BOM excluded). */
+  bytes: number;
+  /** Bytes the prompt got. */
+  keptBytes: number;
+  truncated: boolean;
+  /** Every import met, nested ones included, in order. */
+  imports: InstructionImport[];
+}
+
+/**
+ * `agent.instructions`: the AGENTS.md chain for a file (`InstructionChain.wire()`), global first,
+ * leaf last; `{}` when instructions are disabled or were not loaded.
+ */
+export interface InstructionsResult {
+  workspaceRoot: string;
+  projectRoot: string;
+  focusDir: string;
+  budgetBytes: number;
+  totalBytes: number;
+  files: InstructionFileInfo[];
+  /** Files not loaded (a symlink leaving the workspace, a secret, unreadable, empty, loaded already). */
+  notices: WireFileDiagnostic[];
+  /** Every file's problems (truncation, imports not inlined, invalid UTF-8), then the notices. */
+  diagnostics: WireFileDiagnostic[];
+}
+
+export type InstructionsAnswer = InstructionsResult | Record<string, never>;
 
 export interface AgentEventNotification {
   sessionId: string;
@@ -138,6 +269,8 @@ export interface ProposalSummary {
   files: string[];
   added: number;
   removed: number;
+  /** Per proposed file, the AGENTS.md files (labels, root first) that govern it. */
+  governedBy: Record<string, string[]>;
 }
 
 export type RunStatus = 'done' | 'stopped' | 'cancelled' | 'error';
@@ -151,92 +284,3 @@ export interface RunEndedNotification {
   sessionUsage: UsageSummary;
   proposal: ProposalSummary;
 }
-
-/**
- * Not served yet: the skills issue adds `agent.runSkill` to the server (issue 3 names its argument;
- * until then the server answers "Command name 'agent.runSkill' is not defined"). Its result is
- * assumed to be a `RunResult`, like `agent.run`.
- */
-export const CMD_RUN_SKILL = 'agent.runSkill';
-
-export interface RunSkillParams {
-  skill: string;
-  uri?: string | null;
-  args?: string | null;
-}
-
-/**
- * The fields of every wire type, checked by the compiler against the interfaces above (a missing or
- * extra key, or a wrong "optional", fails `tsc`) and by `test/unit/protocol.test.ts` against the
- * Python models. "optional" means the sender may leave the field out: client params with a default
- * in Python. Results and notifications always carry every field (null where Python says None).
- */
-type Fields<T> = { [K in keyof T]-?: object extends Pick<T, K> ? 'optional' : 'required' };
-
-export const WIRE_FIELDS = {
-  WirePosition: { line: 'required', character: 'required' } satisfies Fields<WirePosition>,
-  WireRange: { start: 'required', end: 'required' } satisfies Fields<WireRange>,
-  RunParams: { task: 'required', uri: 'optional', range: 'optional', model: 'optional' } satisfies Fields<RunParams>,
-  RunResult: { sessionId: 'required', progressToken: 'required' } satisfies Fields<RunResult>,
-  SessionParams: { sessionId: 'optional' } satisfies Fields<SessionParams>,
-  CancelResult: { cancelled: 'required' } satisfies Fields<CancelResult>,
-  ProposalFile: {
-    uri: 'required',
-    path: 'required',
-    isNew: 'required',
-    baseVersion: 'required',
-    diff: 'required',
-    added: 'required',
-    removed: 'required',
-    originalText: 'required',
-    proposedText: 'required',
-  } satisfies Fields<ProposalFile>,
-  ProposalResult: { files: 'required' } satisfies Fields<ProposalResult>,
-  ApplyProposalResult: { applied: 'required', failureReason: 'required' } satisfies Fields<ApplyProposalResult>,
-  DiscardProposalResult: { discarded: 'required' } satisfies Fields<DiscardProposalResult>,
-  ListSkillsResult: { skills: 'required' } satisfies Fields<ListSkillsResult>,
-  AgentEventNotification: {
-    sessionId: 'required',
-    kind: 'required',
-    text: 'required',
-    toolName: 'required',
-    verdict: 'required',
-    model: 'required',
-    usage: 'required',
-    callUsage: 'required',
-    sessionUsage: 'required',
-    partial: 'required',
-    approval: 'required',
-  } satisfies Fields<AgentEventNotification>,
-  UsageSummary: {
-    inputTokens: 'required',
-    outputTokens: 'required',
-    cachedInputTokens: 'required',
-    estimated: 'required',
-    costUsd: 'required',
-  } satisfies Fields<UsageSummary>,
-  ProposalSummary: { files: 'required', added: 'required', removed: 'required' } satisfies Fields<ProposalSummary>,
-  RunEndedNotification: {
-    sessionId: 'required',
-    status: 'required',
-    reason: 'required',
-    answer: 'required',
-    usage: 'required',
-    sessionUsage: 'required',
-    proposal: 'required',
-  } satisfies Fields<RunEndedNotification>,
-} as const;
-
-/** Every `EventKind` (the compiler checks the set is complete), for the drift test. */
-export const EVENT_KINDS = Object.keys({
-  runStarted: true,
-  turnStarted: true,
-  textDelta: true,
-  reasoningDelta: true,
-  retrying: true,
-  toolCall: true,
-  verdict: true,
-  toolResult: true,
-  usage: true,
-  proposalChanged: true,
-} satisfies Record<EventKind, true>) as EventKind[];

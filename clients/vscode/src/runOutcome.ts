@@ -33,13 +33,33 @@ export function proposalLine(files: number, added: number, removed: number): str
   return `${files} ${files === 1 ? 'file' : 'files'} changed (+${added} −${removed})`;
 }
 
+/** Labels shown in "Governed by …" before the rest are counted. */
+const GOVERNED_LABELS = 3;
+
+/**
+ * "Governed by AGENTS.md, pkg/AGENTS.md": every AGENTS.md file that governs a proposed file, each
+ * once, in the order first met (root first per file); past three, "and N more". "" when none.
+ */
+export function governedLine(governedBy: Readonly<Record<string, readonly string[]>> | undefined): string {
+  const labels = [...new Set(Object.values(governedBy ?? {}).flat())];
+  if (labels.length === 0) {
+    return '';
+  }
+  const shown = labels.slice(0, GOVERNED_LABELS).join(', ');
+  const more = labels.length - GOVERNED_LABELS;
+  return `Governed by ${shown}${more > 0 ? ` and ${more} more` : ''}.`;
+}
+
 export function runEndedView(ended: RunEndedNotification): OutcomeView | undefined {
   const { proposal } = ended;
   const hasChanges = proposal.files.length > 0;
   if (ended.status === 'cancelled' && !hasChanges) {
     return undefined;
   }
-  const changes = hasChanges ? ` Proposed: ${proposalLine(proposal.files.length, proposal.added, proposal.removed)}.` : '';
+  const governed = hasChanges ? governedLine(proposal.governedBy) : '';
+  const changes = hasChanges
+    ? ` Proposed: ${proposalLine(proposal.files.length, proposal.added, proposal.removed)}.${governed ? ` ${governed}` : ''}`
+    : '';
   const answer = ended.answer.trim();
   const actions: OutcomeAction[] = hasChanges ? [REVIEW, APPLY, DISCARD] : [];
   if (answer && (answer.length > ANSWER_CHARS || answer.includes('\n'))) {

@@ -11,6 +11,7 @@
 
 import * as vscode from 'vscode';
 
+import type { RunRequest } from './commandRouting';
 import {
   type AgentEventNotification,
   type CancelResult,
@@ -89,6 +90,21 @@ export class RunTracker implements vscode.Disposable {
       server.onStateChanged((state) => this.update({ server: state })),
       server.onStopped(() => this.serverStopped()),
     );
+  }
+
+  /**
+   * Starts a run (`agent.run` or `agent.runSkill`) and shows it: from the palette and from code
+   * actions alike (`commandRouting.ts`).
+   *
+   * @returns the server's answer, or undefined when the server could not start (already reported).
+   * @throws the server's error.
+   */
+  async launch(request: RunRequest): Promise<RunResult | undefined> {
+    const result = await this.server.execute<RunResult>(request.command, request.params);
+    if (result) {
+      this.start(result, request.label);
+    }
+    return result;
   }
 
   /** Shows a run started by `agent.run` or `agent.runSkill`. */

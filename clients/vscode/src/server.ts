@@ -15,10 +15,10 @@
  *   without Cancel; here every `$/progress` value is forwarded to `onProgress` instead, and
  *   `runs.ts` shows it as a cancellable notification. The create request can arrive before
  *   `agent.run`'s answer, so the token is accepted first and matched to its run later.
- * - `agent/event` and `agent/runEnded`, forwarded as events.
+ * - `agent/event` and `agent/runEnded`, forwarded as events;
+ * - `agent.run` / `agent.runSkill` run by VS Code itself (code actions): through `routeCommands`.
  */
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 
@@ -42,18 +42,12 @@ import {
   type WorkDoneProgressReport,
 } from 'vscode-languageclient/node';
 
-import {
-  choosePython,
-  crashMessage,
-  type PythonChoice,
-  SERVER_ARGS,
-  serverEnv,
-  StderrTail,
-  startFailureMessage,
-} from './launch';
+import { choosePython, crashMessage, SERVER_ARGS, serverEnv, startFailureMessage } from './launch';
+import { type CommandRoute, unsupportedCommand } from './commandRouting';
 import { answerFor, DENY_WITH_FEEDBACK, modalText, withFeedbackAction } from './messageRequest';
 import { AGENT_EVENT, AGENT_RUN_ENDED, type AgentEventNotification, type RunEndedNotification } from './protocol';
 import { selectedInterpreter } from './python';
+import { ServerProcess } from './serverProcess';
 import { clearsValue, SECTION, type ServerSettings, serverSettings } from './settings';
 import type { ServerState } from './status';
 
@@ -65,53 +59,6 @@ export type ProgressValue = WorkDoneProgressBegin | WorkDoneProgressReport | Wor
 const SHOW_LOG = 'Show log';
 const OPEN_SETTINGS = 'Open Settings';
 const RESTART = 'Restart Server';
-
-/** One spawned server process: its stderr tail and how it ended, for the error messages. */
-class ServerProcess {
-  readonly stderr = new StderrTail();
-  child: ChildProcess | undefined;
-  spawnError: NodeJS.ErrnoException | undefined;
-  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  private readonly ended: Promise<void>;
-  private markEnded: () => void = () => undefined;
-
-  constructor(readonly python: PythonChoice) {
-    this.ended = new Promise((resolve) => (this.markEnded = resolve));
-  }
-
-  /** Spawns the server; rejects when the process cannot start at all (no such interpreter). */
-  async spawn(env: NodeJS.ProcessEnv, cwd: string | undefined, log: vscode.LogOutputChannel): Promise<ChildProcess> {
-    const child = spawn(this.python.command, [...SERVER_ARGS], { env, cwd, stdio: 'pipe', windowsHide: true });
-    this.child = child;
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => this.stderr.push(chunk));
-    child.on('exit', (code, signal) => {
-      this.exit = { code, signal };
-      this.markEnded();
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.once('spawn', () => resolve());
-      child.once('error', (error: NodeJS.ErrnoException) => {
-        this.spawnError = error;
-        this.markEnded();
-        reject(error);
-      });
-    });
-    child.on('error', (error) => log.error(`agent-ls server process: ${error.message}`));
-    return child;
-  }
-
-  /** Waits until the process has exited, at most `timeoutMs`. */
-  async settled(timeoutMs: number): Promise<void> {
-    await Promise.race([this.ended, new Promise((resolve) => setTimeout(resolve, timeoutMs))]);
-  }
-
-  kill(): void {
-    if (this.child && !this.exit && !this.spawnError) {
-      this.child.kill();
-    }
-  }
-}
 
 /**
  * vscode-languageclient adds its own generic notification when a start fails ("couldn't create
@@ -169,6 +116,7 @@ export class AgentServer implements vscode.Disposable {
   private readonly progressHandlers = new Map<string, vscode.Disposable>();
   /** What the running server was last sent (initializationOptions or didChangeConfiguration). */
   private sentSettings: ServerSettings | undefined;
+  private commandRoute: CommandRoute | undefined;
 
   private readonly agentEvent = new vscode.EventEmitter<AgentEventNotification>();
   private readonly runEnded = new vscode.EventEmitter<RunEndedNotification>();
@@ -222,12 +170,19 @@ export class AgentServer implements vscode.Disposable {
     if (!client) {
       return undefined;
     }
-    const served = client.initializeResult?.capabilities.executeCommandProvider?.commands;
-    if (served && !served.includes(command)) {
-      // A server older than this extension (agent.runSkill arrives with the skills support).
-      throw new Error(`this agent-ls server does not offer ${command} yet; update agent-ls`);
+    const unsupported = unsupportedCommand(client.initializeResult?.capabilities.executeCommandProvider?.commands, command);
+    if (unsupported) {
+      throw new Error(unsupported);
     }
     return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [argument] })) as R;
+  }
+
+  /**
+   * Installs the client's `middleware.executeCommand` (see `commandRouting.ts`): server commands VS
+   * Code runs itself, as code actions do, go through `route`. Takes effect at once.
+   */
+  routeCommands(route: CommandRoute): void {
+    this.commandRoute = route;
   }
 
   /**
@@ -297,6 +252,10 @@ export class AgentServer implements vscode.Disposable {
         revealOutputChannelOn: RevealOutputChannelOn.Never,
         initializationOptions: initialSettings,
         initializationFailedHandler: () => false,
+        middleware: {
+          executeCommand: (command, args: unknown[], next): unknown =>
+            this.commandRoute ? this.commandRoute(command, args, next) : next(command, args),
+        },
         errorHandler: {
           error: (_error, _message, count) => ({
             action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,

@@ -192,6 +192,9 @@ do_run() {
   mkdir -p "$user/User" "$exts" "$logs" "$RUN_DIR/config" "$RUN_DIR/data"
   cp -r "$REPO/server/agent_ls/demo/sample" "$ws"
   rm -rf "$ws/__pycache__" "$ws/.pytest_cache"
+  # An AGENTS.md: the runs are governed by it (the end notification names it), the model gets its rule,
+  # and "Agent: Show Loaded Instructions" lists it. driver.mjs checks for the rule's text.
+  printf '# Sample project\n\n- e2e rule: keep the helpers free of dependencies.\n' >"$ws/AGENTS.md"
 
   # The scripted model: an OpenAI-compatible server on a free port (written to model.port).
   setsid "$PYTHON" "$E2E/model_server.py" --port-file "$RUN_DIR/model.port" \

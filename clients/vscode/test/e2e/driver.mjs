@@ -22,6 +22,11 @@ const UNSAVED_LINE = '# e2e: an unsaved note typed in the editor';
 const TASK = 'Fix the mean() function in stats.py';
 const ASKED_COMMAND = 'wc -l stats.py';
 const PERMISSION_ANSWER = process.env.AGENT_LS_E2E_ANSWER || 'Allow once'; // or 'Deny'
+const REVIEW_FROM_PALETTE = 'Review of stats.py (1 finding):';
+const REVIEW_FROM_CODE_ACTION = 'Review of stats.py from the code action (1 finding):';
+const REVIEW_ACTION = 'Agent: Review this file (/code-review)';
+// Must match the AGENTS.md that e2e.sh writes into the workspace.
+const AGENTS_RULE = 'e2e rule: keep the helpers free of dependencies.';
 const BUGGY = '    return sum(values) / (len(values) - 1)';
 const FIXED = '    return sum(values) / len(values)';
 
@@ -199,6 +204,9 @@ async function scenario() {
   await waitUntil('the 4th model request', () => readRequests().length >= 4);
   const ended = toasts().filter({ has: page.locator('.monaco-button', { hasText: 'Review Changes' }) }).first();
   await ended.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  const endedText = await ended.innerText();
+  await check(endedText.includes('Governed by AGENTS.md.'),
+    `the end notification does not name the AGENTS.md that governs stats.py: ${JSON.stringify(endedText)}`);
   await shot('run-ended');
   // Close it (answering nothing), so it does not cover the diff; the palette commands act on the proposal.
   await ended.hover();
@@ -211,6 +219,8 @@ async function scenario() {
   await check(requests.length === 4, `the model got ${requests.length} requests, expected 4`);
   const firstUser = requests[0].messages.filter((m) => m.role === 'user').map((m) => text(m.content)).join('\n');
   await check(firstUser.includes(TASK), `the first request does not contain the task: ${firstUser.slice(0, 400)}`);
+  await check(requests[0].messages.some((m) => text(m.content).includes(AGENTS_RULE)),
+    'the first request does not carry the workspace\'s AGENTS.md');
   const readResult = toolMessages(requests[1]).map(toolText).join('\n');
   await check(readResult.includes(UNSAVED_LINE),
     `read_file's result does not contain the unsaved line: ${readResult.slice(0, 400)}`);
@@ -298,6 +308,90 @@ async function scenario() {
   await check(saved === EXPECTED,
     `the saved stats.py is not the expected result:\n--- got\n${saved}\n--- expected\n${EXPECTED}`);
   mark('editor text checked and saved');
+
+  // 9. Agent: Show Loaded Instructions: the workspace's AGENTS.md (written by e2e.sh), loaded whole.
+  currentStep = '9. Agent: Show Loaded Instructions';
+  await runCommand('Agent: Show Loaded Instructions');
+  const instructionsTab = page.locator('.tabs-container .tab')
+    .filter({ has: page.locator('.label-name', { hasText: 'Instructions for stats.py.md' }) });
+  await instructionsTab.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  const instructionsEditor = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
+  const instructions = await waitUntil('the instructions document', async () => {
+    const shown = await editorLines(instructionsEditor);
+    return shown.includes('## 1. AGENTS.md') ? shown : undefined;
+  });
+  for (const expected of ['# Instructions for stats.py', '- project, scope `**`']) {
+    await check(instructions.includes(expected), `the instructions document has no line ${JSON.stringify(expected)}: ${instructions.join(' | ')}`);
+  }
+  await check(instructions.some((line) => /^1 file loaded, [\d,]+ bytes of the 32,768 bytes budget\.$/.test(line)),
+    `the instructions document does not say one file was loaded: ${instructions.join(' | ')}`);
+  await check(instructions.some((line) => /^- [\d,]+ bytes, loaded whole$/.test(line)),
+    `the instructions document does not say AGENTS.md was loaded whole: ${instructions.join(' | ')}`);
+  await shot('instructions');
+  mark('instructions document shown');
+
+  // 10. Agent: Run Skill on Current File… lists the bundled skills (agent.listSkills); Escape closes it.
+  currentStep = '10. the Run Skill quick pick';
+  await tab.click();
+  await waitUntil('the stats.py tab to be active', async () =>
+    (await tab.getAttribute('class')).includes('active'));
+  await runCommand('Agent: Run Skill on Current File');
+  const skillRows = page.locator('.quick-input-widget .monaco-list-row');
+  const picked = await waitUntil('the skills in the quick pick', async () => {
+    const rows = await skillRows.allInnerTexts();
+    return rows.some((row) => row.includes('code-review')) ? rows : undefined;
+  });
+  for (const name of ['code-review', 'explain', 'fix-diagnostics', 'write-tests']) {
+    await check(picked.some((row) => row.includes(name) && row.includes('bundled')),
+      `the Run Skill pick has no bundled ${name}: ${JSON.stringify(picked)}`);
+  }
+  await shot('run-skill-pick');
+  await page.keyboard.press('Escape');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: STEP_TIMEOUT });
+  mark('skills listed');
+
+  // 11. Agent: Review Current File runs /code-review on stats.py; the skill body is in the first request.
+  currentStep = '11. Agent: Review Current File';
+  await runCommand('Agent: Review Current File');
+  const reviewed = await reviewRun('palette', REVIEW_FROM_PALETTE, 5);
+  await shot('review-ended');
+  await reviewed.hover();
+  await reviewed.locator('.codicon-notifications-clear').click();
+  await reviewed.waitFor({ state: 'hidden', timeout: STEP_TIMEOUT });
+  mark('review from the palette ended');
+
+  // 12. The server's code action "Agent: Review this file (/code-review)" under Source Action…: the
+  //     extension routes it to the same run display (without that, no progress and no end notification).
+  currentStep = '12. the code action Review this file';
+  await runCommand('Source Action');
+  const action = page.locator('.action-widget .monaco-list-row').filter({ hasText: REVIEW_ACTION }).first();
+  await action.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await shot('source-action');
+  await action.click();
+  await reviewRun('code action', REVIEW_FROM_CODE_ACTION, 6);
+  await shot('code-action-review-ended');
+  mark('review from the code action ended');
+}
+
+// A /code-review run on stats.py: its progress notification, its end notification with the answer, and
+// the model request (the n-th): the task is /code-review and the skill's body came with it.
+async function reviewRun(from, answer, n) {
+  const progress = toasts().filter({ hasText: '/code-review stats.py' })
+    .filter({ has: page.locator('.monaco-button', { hasText: 'Cancel' }) }).first();
+  await progress.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  const ended = toastWith(answer).first();
+  await ended.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await check(await ended.locator('.monaco-button', { hasText: 'Show Answer' }).count() === 1,
+    `the review's end notification (${from}) has no Show Answer button`);
+  await waitUntil(`model request ${n}`, () => readRequests().length >= n);
+  const requests = readRequests();
+  await check(requests.length === n, `the model got ${requests.length} requests, expected ${n}`);
+  const sent = requests[n - 1].messages.map((m) => text(m.content)).join('\n');
+  const user = requests[n - 1].messages.filter((m) => m.role === 'user').map((m) => text(m.content)).join('\n');
+  await check(user.includes('/code-review'), `request ${n} (${from}) has no /code-review task: ${user.slice(0, 400)}`);
+  await check(sent.includes('# Code review'), `request ${n} (${from}) does not carry the code-review skill's body`);
+  await check(sent.includes(AGENTS_RULE), `request ${n} (${from}) does not carry the workspace's AGENTS.md`);
+  return ended;
 }
 
 // ---------------------------------------------------------------- main

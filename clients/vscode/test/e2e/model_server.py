@@ -26,6 +26,18 @@ from tests.support.model_server import FakeModelServer  # noqa: E402
 # The command the policy has no rule for, so it asks the user (window/showMessageRequest).
 ASKED_COMMAND = "wc -l stats.py"
 
+# The answers of the two /code-review runs (explicit invocation: the skill body is in the first request,
+# so the model answers at once). The driver finds them in the end-of-run notifications.
+REVIEW_FROM_PALETTE = (
+    "Review of stats.py (1 finding):\n"
+    "- stats.py:14: spread() of an empty list raises ValueError from max(); "
+    "say so in its docstring, as mean() does."
+)
+REVIEW_FROM_CODE_ACTION = (
+    "Review of stats.py from the code action (1 finding):\n"
+    "- stats.py:9: mean() returns a float for ints too; the annotation says list[float], so this is fine."
+)
+
 STEPS: list[dict[str, object]] = [
     # The delay keeps the run's progress notification on screen long enough for its screenshot.
     {
@@ -48,6 +60,10 @@ STEPS: list[dict[str, object]] = [
         ],
     },
     {"content": "Fixed mean() in stats.py: it divided by len(values) - 1. Review the diff and apply it."},
+    # "Agent: Review Current File" from the palette.
+    {"content": REVIEW_FROM_PALETTE, "delay_s": 1.0},
+    # "Agent: Review this file (/code-review)" from Source Action… (a server code action).
+    {"content": REVIEW_FROM_CODE_ACTION, "delay_s": 1.0},
 ]
 
 

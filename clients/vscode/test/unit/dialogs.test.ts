@@ -1,22 +1,9 @@
-// Small renderers: the skills pick, the modal permission text, the debounce.
+// Small renderers: the modal permission text, the debounce.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { Debouncer, type Timers } from '../../src/debounce';
 import { answerFor, DENY_WITH_FEEDBACK, modalText, withFeedbackAction } from '../../src/messageRequest';
-import { NO_SKILLS, skillPickItems } from '../../src/skills';
-
-test('skills: name and description when they are strings; nameless entries skipped', () => {
-  assert.deepEqual(
-    skillPickItems([{ name: 'code-review', description: 'Review a file' }, { name: 'explain', description: 3 }, { title: 'x' }]),
-    [
-      { label: 'code-review', skill: 'code-review', description: 'Review a file' },
-      { label: 'explain', skill: 'explain' },
-    ],
-  );
-  assert.deepEqual(skillPickItems([]), []);
-  assert.match(NO_SKILLS, /^No skills are installed yet/);
-});
 
 test('a permission question: first line as the message, the rest as the detail', () => {
   assert.deepEqual(modalText('agent-ls wants to run bash: rm -rf build\n(no rule matched)'), {

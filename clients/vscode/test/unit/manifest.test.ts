@@ -9,6 +9,7 @@ import { SERVER_SETTING_KEYS } from '../../src/settings';
 
 interface Manifest {
   main: string;
+  activationEvents: string[];
   engines: { vscode: string };
   devDependencies: Record<string, string>;
   contributes: {
@@ -54,4 +55,8 @@ test('engines.vscode matches @types/vscode (vsce refuses newer types) and main i
   assert.equal(manifest.engines.vscode, '^1.91.0');
   assert.equal(manifest.devDependencies['@types/vscode'], '1.91.0');
   assert.equal(manifest.main, './out/extension.js');
+});
+
+test('the extension starts with the window, so the server’s code actions are there before any command', () => {
+  assert.deepEqual(manifest.activationEvents, ['onStartupFinished']);
 });

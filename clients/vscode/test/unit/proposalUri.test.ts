@@ -14,6 +14,7 @@ const file = (over: Partial<ProposalFile> = {}): ProposalFile => ({
   removed: 1,
   originalText: 'old\n',
   proposedText: 'new\n',
+  instructions: [],
   ...over,
 });
 

@@ -1,11 +1,13 @@
 // src/protocol.ts against server/agent_ls/lsp/protocol.py: same command and notification names,
-// same fields (camelCase), same event kinds. Reads the Python file from the repository.
+// same fields (camelCase), same event kinds; and the hand-built wire() dicts (skills, instructions,
+// file diagnostics) against their Python classes. Reads the Python files from the repository.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 
 import * as protocol from '../../src/protocol';
+import { DICT_WIRE_FIELDS, EVENT_KINDS, WIRE_FIELDS } from '../../src/wireFields';
 
 const PYTHON = resolve(process.cwd(), '../../server/agent_ls/lsp/protocol.py');
 const source = readFileSync(PYTHON, 'utf8');
@@ -50,19 +52,59 @@ test('command and notification names match the server', () => {
   const fromTs = Object.fromEntries(
     Object.entries(protocol).filter(([key, value]) => /^(CMD|AGENT)_/.test(key) && typeof value === 'string'),
   );
-  const { CMD_RUN_SKILL, ...served } = fromTs;
-  assert.equal(CMD_RUN_SKILL, 'agent.runSkill');
-  assert.deepEqual(served, pythonConstants());
+  assert.deepEqual(fromTs, pythonConstants());
+  assert.equal(fromTs['CMD_RUN_SKILL'], 'agent.runSkill');
 });
 
 test('every wire type has the same fields, equally optional, as its pydantic model', () => {
   const models = pythonModels();
   assert.ok(Object.keys(models).length >= 15, `parsed ${Object.keys(models).length} models from ${PYTHON}`);
-  assert.deepEqual(protocol.WIRE_FIELDS, models);
+  assert.deepEqual(WIRE_FIELDS, models);
 });
 
 test('event kinds match the server', () => {
   const literal = /EventKind = Literal\[([^\]]*)\]/s.exec(source)![1]!;
   const kinds = [...literal.matchAll(/"(\w+)"/g)].map((m) => m[1]);
-  assert.deepEqual([...protocol.EVENT_KINDS].sort(), kinds.sort());
+  assert.deepEqual([...EVENT_KINDS].sort(), kinds.sort());
+});
+
+/** The Python class behind each hand-built wire type of `DICT_WIRE_FIELDS`. */
+const DICT_WIRE_CLASSES: Record<keyof typeof DICT_WIRE_FIELDS, string> = {
+  WireFileDiagnostic: 'FileDiagnostic',
+  SkillInfo: 'Skill',
+  InstructionImport: 'ImportRecord',
+  InstructionFileInfo: 'InstructionFile',
+  InstructionsResult: 'InstructionChain',
+};
+
+const PACKAGE = resolve(process.cwd(), '../../server/agent_ls');
+
+function pythonFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() && entry.name !== '__pycache__'
+      ? pythonFiles(join(dir, entry.name))
+      : entry.name.endsWith('.py')
+        ? [join(dir, entry.name)]
+        : [],
+  );
+}
+
+/** The top-level keys of the dict literal that `class <name>`'s `wire()` returns. */
+function wireKeys(className: string): string[] {
+  const blocks = pythonFiles(PACKAGE).flatMap((file) =>
+    readFileSync(file, 'utf8')
+      .split(/^(?=class |def |[A-Za-z_]+ = )/m)
+      .filter((block) => block.startsWith(`class ${className}(`) || block.startsWith(`class ${className}:`)),
+  );
+  assert.equal(blocks.length, 1, `one class ${className} under ${PACKAGE}`);
+  const wire = /^( {4})def wire\(.*?\n\1 {4}return \{\n(.*?)\n\1 {4}\}/ms.exec(blocks[0]!);
+  assert.ok(wire, `${className}.wire() returns a dict literal`);
+  return [...wire[2]!.matchAll(/^ {12}"(\w+)":/gm)].map((match) => match[1]!);
+}
+
+test('hand-built wire dicts (skills, instructions, file diagnostics) have the fields the client reads', () => {
+  for (const [tsName, className] of Object.entries(DICT_WIRE_CLASSES)) {
+    const fields = DICT_WIRE_FIELDS[tsName as keyof typeof DICT_WIRE_FIELDS];
+    assert.deepEqual(wireKeys(className).sort(), Object.keys(fields).sort(), `${tsName} ↔ ${className}.wire()`);
+  }
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import type { RunEndedNotification } from '../../src/protocol';
-import { runEndedView } from '../../src/runOutcome';
+import { governedLine, runEndedView } from '../../src/runOutcome';
 
 const ended = (over: Partial<RunEndedNotification>): RunEndedNotification => ({
   sessionId: 's1',
@@ -11,11 +11,11 @@ const ended = (over: Partial<RunEndedNotification>): RunEndedNotification => ({
   answer: '',
   usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, estimated: false, costUsd: null },
   sessionUsage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, estimated: false, costUsd: null },
-  proposal: { files: [], added: 0, removed: 0 },
+  proposal: { files: [], added: 0, removed: 0, governedBy: {} },
   ...over,
 });
 
-const proposal = { files: ['app.py', 'tests/test_app.py'], added: 5, removed: 3 };
+const proposal = { files: ['app.py', 'tests/test_app.py'], added: 5, removed: 3, governedBy: {} };
 
 test('done with a proposal offers review, apply and discard', () => {
   assert.deepEqual(runEndedView(ended({ proposal, answer: 'Fixed the off-by-one.' })), {
@@ -41,10 +41,38 @@ test('an error is an error message with the reason, plainly', () => {
 });
 
 test('stopped is a warning; a cancelled run with no changes says nothing', () => {
-  assert.deepEqual(runEndedView(ended({ status: 'stopped', reason: 'clean stop: maximum of 15 turns exceeded', proposal: { files: ['a.py'], added: 1, removed: 0 } })), {
+  assert.deepEqual(runEndedView(ended({ status: 'stopped', reason: 'clean stop: maximum of 15 turns exceeded', proposal: { files: ['a.py'], added: 1, removed: 0, governedBy: {} } })), {
     severity: 'warning',
     message: 'Agent stopped: clean stop: maximum of 15 turns exceeded. Proposed: 1 file changed (+1 −0).',
     actions: ['Review Changes', 'Apply', 'Discard'],
   });
   assert.equal(runEndedView(ended({ status: 'cancelled', reason: 'cancelled by the user' })), undefined);
+});
+
+test('the AGENTS.md files that govern the proposal, each once, root first', () => {
+  const governedBy = { 'app.py': ['AGENTS.md'], 'pkg/x.py': ['AGENTS.md', 'pkg/AGENTS.md'] };
+  assert.deepEqual(runEndedView(ended({ proposal: { ...proposal, governedBy }, answer: 'Done.' })), {
+    severity: 'info',
+    message: 'Agent done. Proposed: 2 files changed (+5 −3). Governed by AGENTS.md, pkg/AGENTS.md. Done.',
+    actions: ['Review Changes', 'Apply', 'Discard'],
+  });
+});
+
+test('governed-by line: empty without files, "and N more" past three labels', () => {
+  const cases: [Record<string, string[]> | undefined, string][] = [
+    [{}, ''],
+    [undefined, ''],
+    [{ 'a.py': [] }, ''],
+    [{ 'a.py': ['AGENTS.md'] }, 'Governed by AGENTS.md.'],
+    [{ 'a/b/c/d.py': ['AGENTS.md', 'a/AGENTS.md', 'a/b/AGENTS.md', 'a/b/c/AGENTS.md'], 'e/f.py': ['AGENTS.md', 'e/AGENTS.md'] },
+      'Governed by AGENTS.md, a/AGENTS.md, a/b/AGENTS.md and 2 more.'],
+  ];
+  for (const [governedBy, expected] of cases) {
+    assert.equal(governedLine(governedBy), expected, JSON.stringify(governedBy));
+  }
+});
+
+test('a run without changes says nothing about instructions, even if the server sent some', () => {
+  const view = runEndedView(ended({ answer: 'Nothing to change.', proposal: { files: [], added: 0, removed: 0, governedBy: { 'a.py': ['AGENTS.md'] } } }))!;
+  assert.equal(view.message, 'Agent done. Nothing to change.');
 });

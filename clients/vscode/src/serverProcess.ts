@@ -1,0 +1,56 @@
+/**
+ * One spawned `<python> -m agent_ls serve` process: its stderr tail and how it ended, for the error
+ * messages `server.ts` shows.
+ */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+
+import type * as vscode from 'vscode';
+
+import { type PythonChoice, SERVER_ARGS, StderrTail } from './launch';
+
+export class ServerProcess {
+  readonly stderr = new StderrTail();
+  child: ChildProcess | undefined;
+  spawnError: NodeJS.ErrnoException | undefined;
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private readonly ended: Promise<void>;
+  private markEnded: () => void = () => undefined;
+
+  constructor(readonly python: PythonChoice) {
+    this.ended = new Promise((resolve) => (this.markEnded = resolve));
+  }
+
+  /** Spawns the server; rejects when the process cannot start at all (no such interpreter). */
+  async spawn(env: NodeJS.ProcessEnv, cwd: string | undefined, log: vscode.LogOutputChannel): Promise<ChildProcess> {
+    const child = spawn(this.python.command, [...SERVER_ARGS], { env, cwd, stdio: 'pipe', windowsHide: true });
+    this.child = child;
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => this.stderr.push(chunk));
+    child.on('exit', (code, signal) => {
+      this.exit = { code, signal };
+      this.markEnded();
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => resolve());
+      child.once('error', (error: NodeJS.ErrnoException) => {
+        this.spawnError = error;
+        this.markEnded();
+        reject(error);
+      });
+    });
+    child.on('error', (error) => log.error(`agent-ls server process: ${error.message}`));
+    return child;
+  }
+
+  /** Waits until the process has exited, at most `timeoutMs`. */
+  async settled(timeoutMs: number): Promise<void> {
+    await Promise.race([this.ended, new Promise((resolve) => setTimeout(resolve, timeoutMs))]);
+  }
+
+  kill(): void {
+    if (this.child && !this.exit && !this.spawnError) {
+      this.child.kill();
+    }
+  }
+}
