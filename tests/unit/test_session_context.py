@@ -1,0 +1,122 @@
+"""Session wiring of instructions and skills: the stable prefix is rebuilt byte-identically, changes on
+disk reach the next turn (through the generation counter), activations are deduplicated and the skill
+tool's enum follows the skills found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_ls.config import LoadedConfig
+from agent_ls.core.context import Focus
+from agent_ls.core.events import Event, InstructionsLoaded
+from agent_ls.core.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
+from agent_ls.core.ports import DENIED, Approval, ApprovalRequest
+from agent_ls.instructions.agent_context import AgentContext, load_agent_context
+from agent_ls.runtime import Session
+from agent_ls.settings import EnvSnapshot
+from tests.unit.core.test_loop import ScriptedModel
+
+
+class Deny:
+    async def ask(self, request: ApprovalRequest) -> Approval:
+        return DENIED
+
+
+def _workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("Root rule.\r\n", encoding="utf-8")
+    (root / "pkg").mkdir()
+    (root / "pkg" / "AGENTS.md").write_text("Pkg rule.\n", encoding="utf-8")
+    (root / "pkg" / "a.py").write_text("x = 1\n", encoding="utf-8")
+    skill = root / ".agents" / "skills" / "deploy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: deploy\ndescription: Deploy the app. Use when asked to deploy.\n---\nRun make deploy $ARGUMENTS.\n",
+        encoding="utf-8",
+    )
+    return root
+
+
+def _context(root: Path, tmp_path: Path) -> AgentContext:
+    env = EnvSnapshot({"HOME": str(tmp_path / "home"), "AGENT_LS_CONFIG_DIR": str(tmp_path / "cfg")})
+    return load_agent_context(workspace_root=root, focus=None, config=LoadedConfig(), env=env)
+
+
+def _session(root: Path, context: AgentContext, **more: object) -> Session:
+    return Session(root=root, approver=Deny(), environ={}, context=context, **more)  # type: ignore[arg-type]
+
+
+def test_the_prefix_is_rebuilt_byte_identically(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    first = _session(root, _context(root, tmp_path))
+    again = _session(root, _context(root, tmp_path))
+    text = first.system_message().text
+    assert text == first.system_message().text == again.system_message().text
+    assert "Root rule." in text and "\r" not in text and "Pkg rule." not in text
+    assert text.index("Root rule.") < text.index("<available_skills>")
+    assert "- deploy: Deploy the app." in text
+    first.close()
+    again.close()
+
+
+async def test_explicit_invocation_then_the_skill_tool_is_deduplicated(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    session = _session(root, _context(root, tmp_path))
+    spec = next(s for s in session.registry.specs() if s.name == "skill")
+    assert "deploy" in spec.parameters["properties"]["name"]["enum"]
+    model = ScriptedModel(
+        [
+            AssistantMessage(text="", tool_calls=(ToolCall("c1", "skill", '{"name": "deploy"}'),)),
+            AssistantMessage(text="done"),
+        ]
+    )
+    events: list[Event] = []
+    ended = await session.run(
+        task="/deploy to staging", focus=Focus(), open_model=lambda: model, emit=events.append
+    )
+
+    assert ended.status == "done"
+    user = next(m for m in session.history if isinstance(m, UserMessage))
+    assert user.text.startswith('<instructions source="skill:deploy">')
+    assert "Run make deploy to staging." in user.text
+    tool_result = model.seen[1][-1]
+    assert "already loaded" in tool_result.content and "Run make deploy" not in tool_result.content
+    loaded = [e for e in events if isinstance(e, InstructionsLoaded)]
+    assert [(e.what, e.sources) for e in loaded] == [("chain", ("AGENTS.md",)), ("skill", ("skill:deploy",))]
+    session.close()
+
+
+async def test_a_changed_agents_md_reaches_the_next_turn(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    generation = [0]
+    session = _session(
+        root,
+        _context(root, tmp_path),
+        reload_context=lambda: _context(root, tmp_path),
+        context_generation=lambda: generation[0],
+    )
+
+    class EditsAgentsMd(ScriptedModel):
+        async def complete(self, messages, tools, emit):  # type: ignore[no-untyped-def]
+            response = await super().complete(messages, tools, emit)
+            if len(self.seen) == 1:  # the user edits AGENTS.md while the model answers
+                (root / "AGENTS.md").write_text("New root rule.\n", encoding="utf-8")
+                generation[0] += 1
+            return response
+
+    model = EditsAgentsMd(
+        [
+            AssistantMessage(text="", tool_calls=(ToolCall("c1", "read_file", '{"path": "pkg/a.py"}'),)),
+            AssistantMessage(text="done"),
+        ]
+    )
+    events: list[Event] = []
+    await session.run(task="look", focus=Focus(), open_model=lambda: model, emit=events.append)
+
+    first, second = (seen[0] for seen in model.seen)
+    assert isinstance(first, SystemMessage) and "Root rule." in first.text
+    assert isinstance(second, SystemMessage) and "New root rule." in second.text
+    assert "Instructions from: pkg/AGENTS.md" in model.seen[1][-1].content
+    assert [e.what for e in events if isinstance(e, InstructionsLoaded)] == ["chain", "nested", "reloaded"]
+    session.close()
