@@ -170,10 +170,6 @@ def _policy_check(args: argparse.Namespace) -> int:
     if not args.workspace.is_dir():
         print(f"agent-ls: workspace {args.workspace} is not a directory", file=sys.stderr)
         return EXIT_USAGE
-    file = args.file.resolve() if args.file is not None else None
-    if file is not None and not file.is_relative_to(args.workspace.resolve()):
-        print(f"agent-ls: --file {args.file} is not inside the workspace {args.workspace}", file=sys.stderr)
-        return EXIT_USAGE
     config = load_config(EnvSnapshot.from_environ(), args.workspace)
     for diagnostic in config.diagnostics:
         print(f"agent-ls: {diagnostic}", file=sys.stderr)

@@ -1,7 +1,8 @@
 """Client capabilities, resolved once at ``initialize`` into the booleans the server acts on.
 
 Source: LSP 3.17 ``ClientCapabilities`` (workspace.applyEdit, workspace.workspaceEdit.documentChanges,
-resourceOperations, changeAnnotationSupport; window.workDoneProgress, window.showMessage).
+resourceOperations, changeAnnotationSupport; workspace.didChangeWatchedFiles.dynamicRegistration;
+window.workDoneProgress, window.showMessage).
 Behaviour follows ruff ``session/capabilities.rs``.
 """
 
@@ -20,6 +21,9 @@ class ClientFlags:
     change_annotations: bool = False
     work_done_progress: bool = False
     show_message_request: bool = False
+    watched_files_registration: bool = False
+    """The client watches files for us when asked (``client/registerCapability`` of
+    ``workspace/didChangeWatchedFiles``); otherwise the server watches them itself."""
 
     @classmethod
     def from_capabilities(cls, caps: t.ClientCapabilities | None) -> ClientFlags:
@@ -41,4 +45,9 @@ class ClientFlags:
             change_annotations=bool(edit and edit.change_annotation_support is not None),
             work_done_progress=bool(window and window.work_done_progress),
             show_message_request=bool(window and window.show_message is not None),
+            watched_files_registration=bool(
+                workspace
+                and workspace.did_change_watched_files
+                and workspace.did_change_watched_files.dynamic_registration
+            ),
         )

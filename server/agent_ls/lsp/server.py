@@ -2,7 +2,8 @@
 
 Handlers live in ``lsp/handlers/<area>.py`` as plain functions whose first parameter is ``ls``;
 this module only routes. Document sync (didOpen/didChange/didClose) is pygls's built-in, which keeps
-``ls.workspace`` current with the unsaved text the agent reads.
+``ls.workspace`` current with the unsaved text the agent reads. pygls takes one handler per message: where
+two areas listen to the same one, a function below calls both, in the order written.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from lsprotocol import types as t
 
 from agent_ls.lsp import protocol
-from agent_ls.lsp.handlers import commands, config_files, lifecycle
+from agent_ls.lsp.handlers import agent_files, agent_hover, code_actions, commands, config_files, lifecycle
 from agent_ls.lsp.state import AgentLanguageServer
 
 
@@ -18,11 +19,15 @@ def build_server() -> AgentLanguageServer:
     """A new server with every handler registered. The table below is all the server answers."""
     server = AgentLanguageServer()
     server.feature(t.INITIALIZE)(lifecycle.initialize)
-    server.feature(t.INITIALIZED)(config_files.initialized)
-    server.feature(t.TEXT_DOCUMENT_DID_SAVE)(config_files.did_save)
+    server.feature(t.INITIALIZED)(_initialized)
+    server.feature(t.TEXT_DOCUMENT_DID_OPEN)(agent_files.did_open)
+    server.feature(t.TEXT_DOCUMENT_DID_SAVE)(_did_save)
+    server.feature(t.TEXT_DOCUMENT_CODE_ACTION, code_actions.OPTIONS)(code_actions.code_action)
+    server.feature(t.TEXT_DOCUMENT_HOVER)(agent_hover.hover)
     server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)(lifecycle.did_change_configuration)
-    server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(lifecycle.did_change_workspace_folders)
-    server.feature(t.SHUTDOWN)(lifecycle.shutdown)
+    server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(_did_change_workspace_folders)
+    server.feature(t.WORKSPACE_DID_CHANGE_WATCHED_FILES)(agent_files.did_change_watched_files)
+    server.feature(t.SHUTDOWN)(_shutdown)
     server.command(protocol.CMD_RUN)(commands.run)
     server.command(protocol.CMD_CANCEL)(commands.cancel)
     server.command(protocol.CMD_PROPOSAL)(commands.proposal)
@@ -32,6 +37,26 @@ def build_server() -> AgentLanguageServer:
     server.command(protocol.CMD_RUN_SKILL)(commands.run_skill)
     server.command(protocol.CMD_INSTRUCTIONS)(commands.instructions)
     return server
+
+
+async def _initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:
+    config_files.initialized(ls, params)
+    await agent_files.initialized(ls, params)
+
+
+def _did_save(ls: AgentLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
+    config_files.did_save(ls, params)
+    agent_files.did_save(ls, params)
+
+
+def _did_change_workspace_folders(ls: AgentLanguageServer, params: t.DidChangeWorkspaceFoldersParams) -> None:
+    lifecycle.did_change_workspace_folders(ls, params)
+    agent_files.did_change_workspace_folders(ls, params)
+
+
+async def _shutdown(ls: AgentLanguageServer, params: None) -> None:
+    lifecycle.shutdown(ls, params)
+    await agent_files.shutdown(ls)
 
 
 def serve_stdio() -> None:

@@ -15,6 +15,8 @@ from pygls.lsp.server import LanguageServer
 
 from agent_ls import __version__
 from agent_ls.core.messages import Usage
+from agent_ls.instructions.skills import Skill
+from agent_ls.instructions.watch import InstructionWatcher
 from agent_ls.lsp.approver import approval_converter
 from agent_ls.lsp.capabilities import ClientFlags
 from agent_ls.runtime import Session
@@ -38,9 +40,28 @@ class ServerState:
     roots: list[Path] = field(default_factory=list)
     sessions: dict[str, SessionEntry] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
+    """Usage of every run of this editor session (this server process), summed as runs end."""
     config_diagnostic_files: set[Path] = field(default_factory=set)
     """Config files whose diagnostics are currently shown (so they can be cleared)."""
-    """Usage of every run of this editor session (this server process), summed as runs end."""
+    instructions_watcher: InstructionWatcher = field(default_factory=InstructionWatcher)
+    """Counts changes of AGENTS.md and skill files (``instructions_generation``); watches the disk
+    itself unless the client watches for us (``handlers/agent_files.py`` starts and stops it)."""
+    agent_diagnostics: dict[Path, list[t.Diagnostic]] = field(default_factory=dict)
+    """SKILL.md and AGENTS.md-family files whose diagnostics are currently shown, with them."""
+    lint_task: asyncio.Task[None] | None = None
+    """The agent-file lint in progress, if any."""
+    lint_again: bool = False
+    """Something changed while ``lint_task`` ran: lint once more when it ends."""
+    linted_skills: dict[Path, Skill] = field(default_factory=dict)
+    """Each SKILL.md of the workspace as the last lint loaded it (for the hover)."""
+    client_watches_files: bool = False
+    """The client accepted to watch the instruction files (``workspace/didChangeWatchedFiles``)."""
+
+    @property
+    def instructions_generation(self) -> int:
+        """Grows each time instruction or skill files change; a session compares it at each turn with
+        the generation its prompt prefix was built from, and rebuilds the prefix when it moved."""
+        return self.instructions_watcher.generation
 
 
 class AgentLanguageServer(LanguageServer):

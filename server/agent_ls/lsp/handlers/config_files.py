@@ -10,6 +10,7 @@ encoding (LSP 3.17 ``PositionEncodingKind``).
 from __future__ import annotations
 
 import logging
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -17,13 +18,19 @@ from lsprotocol import types as t
 from pygls.uris import from_fs_path, to_fs_path
 
 from agent_ls.config import CONFIG_FILE_NAME, ConfigDiagnostic, LoadedConfig, load_config
+from agent_ls.file_diagnostics import FileDiagnostic
 from agent_ls.lsp.state import AgentLanguageServer
 from agent_ls.settings import EnvSnapshot
 
 log = logging.getLogger(__name__)
 
 SOURCE = "agent-ls"
-SEVERITY = {"error": t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning}
+SEVERITY = {
+    "error": t.DiagnosticSeverity.Error,
+    "warning": t.DiagnosticSeverity.Warning,
+    "information": t.DiagnosticSeverity.Information,
+}
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:
@@ -88,7 +95,14 @@ def publish(ls: AgentLanguageServer, loaded: list[LoadedConfig]) -> None:
 
 
 def _lsp(ls: AgentLanguageServer, diagnostic: ConfigDiagnostic) -> t.Diagnostic:
-    start, end = _columns(ls, diagnostic)
+    return lsp_diagnostic(diagnostic, ls.workspace.position_encoding or t.PositionEncodingKind.Utf16)
+
+
+def lsp_diagnostic(diagnostic: FileDiagnostic, encoding: str) -> t.Diagnostic:
+    """``diagnostic`` as an LSP ``Diagnostic`` (source ``agent-ls``), its columns converted from code points
+    to ``encoding`` (an LSP 3.17 ``PositionEncodingKind``). Reads the diagnostic's line from disk unless the
+    encoding is UTF-32: blocking, so callers with many files run it in a worker thread."""
+    start, end = _columns(diagnostic, encoding)
     return t.Diagnostic(
         range=t.Range(start=t.Position(diagnostic.line, start), end=t.Position(diagnostic.line, end)),
         message=diagnostic.message,
@@ -97,13 +111,14 @@ def _lsp(ls: AgentLanguageServer, diagnostic: ConfigDiagnostic) -> t.Diagnostic:
     )
 
 
-def _columns(ls: AgentLanguageServer, diagnostic: ConfigDiagnostic) -> tuple[int, int]:
-    """The diagnostic's start and end columns in the negotiated encoding (code points are UTF-32)."""
-    encoding = ls.workspace.position_encoding or t.PositionEncodingKind.Utf16
+def _columns(diagnostic: FileDiagnostic, encoding: str) -> tuple[int, int]:
+    """The diagnostic's start and end columns in ``encoding`` (code points are UTF-32). The line is read as
+    the editor shows it: without a BOM, split at LSP line breaks only (``\\n``, ``\\r\\n``, ``\\r``)."""
     if encoding == t.PositionEncodingKind.Utf32:
         return diagnostic.character, diagnostic.end_character
     try:
-        line = diagnostic.path.read_text(encoding="utf-8").splitlines()[diagnostic.line]
+        text = diagnostic.path.read_text(encoding="utf-8-sig")
+        line = _LINE_BREAK.split(text)[diagnostic.line]
     except (OSError, UnicodeDecodeError, IndexError):
         return diagnostic.character, diagnostic.end_character
     codec = "utf-8" if encoding == t.PositionEncodingKind.Utf8 else "utf-16-le"
