@@ -21,6 +21,7 @@ from agent_ls.lsp.capabilities import ClientFlags
                 change_annotations=True,
                 work_done_progress=True,
                 show_message_request=True,
+                watched_files_registration=True,
             ),
         ),
         (
