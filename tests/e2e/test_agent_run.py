@@ -89,6 +89,7 @@ async def test_task_to_applied_fix(
     first_user = next(m for m in requests[0]["messages"] if m["role"] == "user")["content"]
     assert "Fix the failing test" in first_user and "stats.py" in first_user
     assert {tool["function"]["name"] for tool in requests[0]["tools"]} == {
+        "skill",  # the bundled skills
         "read_file",
         "list_files",
         "grep",

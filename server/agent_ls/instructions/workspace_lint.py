@@ -42,6 +42,7 @@ from agent_ls.instructions.frontmatter import read_head
 from agent_ls.instructions.skill_lint import spec_diagnostics
 from agent_ls.instructions.skill_parse import parse_skill
 from agent_ls.instructions.skills import Skill, discover_skills
+from agent_ls.path_policy import path_policy_for
 from agent_ls.settings import EnvSnapshot
 from agent_ls.workspace.overlay import find_ripgrep
 
@@ -197,12 +198,17 @@ class _RootLinter:
         self.root, self.config, self.env = root, config, env
         self.settings = instruction_settings(config.instructions)
         self.global_dir = (config.user_file or user_config_file(env)).parent
+        self.is_secret = path_policy_for(root, config).is_secret  # the configured secrets, as a run
         self.chains: dict[Path, InstructionChain] = {}
 
     def chain(self, directory: Path) -> InstructionChain:
         if directory not in self.chains:
             self.chains[directory] = load_chain(
-                workspace_root=self.root, focus=directory, global_dir=self.global_dir, settings=self.settings
+                workspace_root=self.root,
+                focus=directory,
+                global_dir=self.global_dir,
+                settings=self.settings,
+                is_secret=self.is_secret,
             )
         return self.chains[directory]
 

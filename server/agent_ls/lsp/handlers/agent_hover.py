@@ -33,6 +33,7 @@ from agent_ls.instructions.workspace_lint import (
     not_loaded_reason,
 )
 from agent_ls.lsp.state import AgentLanguageServer
+from agent_ls.path_policy import path_policy_for
 from agent_ls.settings import EnvSnapshot
 
 BYTES_PER_TOKEN = 4
@@ -125,7 +126,10 @@ def _instruction_hover(root: Path, path: Path) -> str | None:
     if directory is None:
         return None
     global_dir = (config.user_file or user_config_file(env)).parent
-    chain = load_chain(workspace_root=root, focus=directory, global_dir=global_dir, settings=settings)
+    is_secret = path_policy_for(root, config).is_secret
+    chain = load_chain(
+        workspace_root=root, focus=directory, global_dir=global_dir, settings=settings, is_secret=is_secret
+    )
     return instruction_hover(chain, path, directory)
 
 
