@@ -31,6 +31,7 @@ from agent_ls.core.ports import Approver, ModelClient
 from agent_ls.core.proposal import FileChange
 from agent_ls.instructions.activation import SkillActivations, parse_slash
 from agent_ls.instructions.agent_context import AgentContext
+from agent_ls.instructions.agents_md import render_nested
 from agent_ls.path_policy import path_policy_for
 from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
@@ -283,6 +284,13 @@ class Session:
     def proposal(self) -> list[FileChange]:
         """The pending edits, sorted by path."""
         return self.overlay.proposal()
+
+    def pinned_instructions(self) -> list[str]:
+        """What a compaction must put back after its summary, in order: the nested AGENTS.md blocks
+        attached so far, then every activated skill (deduplicated). The stable prefix is rebuilt with
+        ``system_message``."""
+        nested = [render_nested(f) for f in self.nested.loaded()] if self.nested is not None else []
+        return [*nested, *(activation.text for activation in self.activations.active())]
 
     def governed_by(self, changes: Sequence[FileChange]) -> dict[str, list[str]]:
         """Per proposed file, the AGENTS.md files (labels, root first) that govern it; files governed

@@ -32,7 +32,8 @@ def _workspace(tmp_path: Path) -> Path:
     skill = root / ".agents" / "skills" / "deploy"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(
-        "---\nname: deploy\ndescription: Deploy the app. Use when asked to deploy.\n---\nRun make deploy $ARGUMENTS.\n",
+        "---\nname: deploy\ndescription: Deploy the app. Use when asked to deploy.\n---\n"
+        "Run make deploy $ARGUMENTS.\n",
         encoding="utf-8",
     )
     return root
@@ -119,4 +120,49 @@ async def test_a_changed_agents_md_reaches_the_next_turn(tmp_path: Path) -> None
     assert isinstance(second, SystemMessage) and "New root rule." in second.text
     assert "Instructions from: pkg/AGENTS.md" in model.seen[1][-1].content
     assert [e.what for e in events if isinstance(e, InstructionsLoaded)] == ["chain", "nested", "reloaded"]
+    session.close()
+
+
+async def test_pinned_instructions_keep_nested_files_and_activations_in_order(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    session = _session(root, _context(root, tmp_path))
+    model = ScriptedModel(
+        [
+            AssistantMessage(text="", tool_calls=(ToolCall("c1", "read_file", '{"path": "pkg/a.py"}'),)),
+            AssistantMessage(text="", tool_calls=(ToolCall("c2", "skill", '{"name": "deploy"}'),)),
+            AssistantMessage(text="", tool_calls=(ToolCall("c3", "skill", '{"name": "deploy"}'),)),
+            AssistantMessage(text="done"),
+        ]
+    )
+    await session.run(task="go", focus=Focus(), open_model=lambda: model, emit=lambda e: None)
+    nested, skill = session.pinned_instructions()
+    assert nested.startswith("Instructions from: pkg/AGENTS.md") and "Pkg rule." in nested
+    assert skill.startswith('<instructions source="skill:deploy">')
+    session.close()
+
+
+async def test_a_user_skill_outside_the_workspace_is_readable_but_not_writable(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    skill = tmp_path / "cfg" / "skills" / "notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: notes\ndescription: Take notes. Use when asked.\n---\nRead ref.md.\n"
+    )
+    (skill / "ref.md").write_text("the reference\n")
+    (skill / ".env").write_text("KEY=1\n")
+    session = _session(root, _context(root, tmp_path))
+    calls = [
+        ToolCall("r", "read_file", f'{{"path": "{skill / "ref.md"}"}}'),
+        ToolCall("s", "read_file", f'{{"path": "{skill / ".env"}"}}'),
+        ToolCall("w", "write_file", f'{{"path": "{skill / "ref.md"}", "content": "x"}}'),
+        ToolCall("u", "read_file", f'{{"path": "{skill}/../../outside.txt"}}'),
+    ]
+    (tmp_path / "outside.txt").write_text("OUTSIDE-TEXT\n")
+    model = ScriptedModel([AssistantMessage(text="", tool_calls=tuple(calls)), AssistantMessage(text="done")])
+    await session.run(task="go", focus=Focus(), open_model=lambda: model, emit=lambda e: None)
+    results = {m.call_id: m for m in model.seen[1] if getattr(m, "call_id", None)}
+    assert "the reference" in results["r"].content and not results["r"].is_error
+    assert results["s"].is_error and "KEY=1" not in results["s"].content
+    assert results["w"].is_error and (skill / "ref.md").read_text() == "the reference\n"
+    assert results["u"].is_error and "OUTSIDE-TEXT" not in results["u"].content
     session.close()
