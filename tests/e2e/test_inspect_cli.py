@@ -90,3 +90,24 @@ def test_run_with_a_file_and_a_slash_task_invokes_the_skill(tmp_path: Path) -> N
     assert ran.returncode == 0, ran.stderr
     assert "instructions (skill): skill:code-review" in ran.stderr
     assert "instructions (chain)" in ran.stderr
+
+
+def test_a_file_outside_the_workspace_is_a_usage_error(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    elsewhere = tmp_path / "elsewhere.py"
+    elsewhere.write_text("x = 1\n", encoding="utf-8")
+    ran = _agent_ls("instructions", str(elsewhere), "--workspace", str(root), cwd=tmp_path)
+    assert ran.returncode == 2 and "not inside the workspace" in ran.stderr
+    ran = _agent_ls(
+        "run",
+        "hi",
+        "--model",
+        "replay:x.json",
+        "--workspace",
+        str(root),
+        "--file",
+        str(elsewhere),
+        cwd=tmp_path,
+    )
+    assert ran.returncode == 2 and "not inside the workspace" in ran.stderr
