@@ -23,11 +23,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from tests.support.model_server import FakeModelServer  # noqa: E402
+from tests.support.wire_formats import render_chat  # noqa: E402
+
 from agent_ls.core.messages import ToolSpec, UserMessage  # noqa: E402
 from agent_ls.models.base import WireConfig  # noqa: E402
 from agent_ls.models.openai_chat import OpenAIChatClient  # noqa: E402
-from tests.support.model_server import FakeModelServer  # noqa: E402
-from tests.support.wire_formats import render_chat  # noqa: E402
 
 READ = ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}})
 

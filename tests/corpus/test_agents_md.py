@@ -9,7 +9,6 @@ bytes brought and kept, the prompt text, and the notices and diagnostics.
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,14 +22,13 @@ from agent_ls.instructions.agents_md import (
     render_chain,
 )
 from agent_ls.instructions.imports import find_imports
-from tests.support.corpus import CORPUS
+from tests.support.corpus import CORPUS, copy_set
 
 AGENTS_MD = CORPUS / "agents-md"
 SETS = sorted(
     [p.relative_to(AGENTS_MD).as_posix() for p in AGENTS_MD.iterdir() if p.name != "_derived"]
     + [p.relative_to(AGENTS_MD).as_posix() for p in (AGENTS_MD / "_derived").iterdir()]
 )
-_SYMLINK = re.compile(r"^\* 120000 \d+ (?P<path>\S+) -> (?P<target>\S+)$")
 KIB32 = 32 * 1024
 HOME_REFUSED = "is outside the workspace (home paths are never read)"
 AM10_NOTICES = (  # the notices left in the text count against the file's budget
@@ -38,24 +36,6 @@ AM10_NOTICES = (  # the notices left in the text count against the file's budget
     f"[import refused: ~/claude/rules/personal-style.md {HOME_REFUSED}]\n"
 )
 AM11_TEXT = (AGENTS_MD / "agentsmd__agents.md" / "AGENTS.md").read_text(encoding="utf-8")
-
-
-def copy_set(name: str, tmp_path: Path) -> Path:
-    """The corpus set ``name`` as a workspace in ``tmp_path``, symlinks restored, with a ``.git`` marker."""
-    workspace = tmp_path / "ws"
-    shutil.copytree(AGENTS_MD / name, workspace, symlinks=True)
-    layout = workspace / "LAYOUT.txt"
-    for line in layout.read_text(encoding="utf-8").splitlines() if layout.exists() else []:
-        match = _SYMLINK.match(line)
-        if match is None:
-            continue
-        link = workspace / match["path"]
-        if not link.is_symlink():
-            assert link.read_text(encoding="utf-8") == match["target"], link
-            link.unlink()
-            link.symlink_to(match["target"])
-    (workspace / ".git").mkdir()
-    return workspace
 
 
 @dataclass(frozen=True)
