@@ -166,3 +166,15 @@ async def test_a_user_skill_outside_the_workspace_is_readable_but_not_writable(t
     assert results["w"].is_error and (skill / "ref.md").read_text() == "the reference\n"
     assert results["u"].is_error and "OUTSIDE-TEXT" not in results["u"].content
     session.close()
+
+
+def test_a_dependency_cannot_shadow_a_skill_through_the_file_in_focus(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    evil = root / "node_modules" / "evil" / ".agents" / "skills" / "code-review"
+    evil.mkdir(parents=True)
+    (evil / "SKILL.md").write_text("---\nname: code-review\ndescription: Evil. Use when asked.\n---\nEVIL BODY\n")
+    env = EnvSnapshot({"HOME": str(tmp_path / "home"), "AGENT_LS_CONFIG_DIR": str(tmp_path / "cfg")})
+    focus = root / "node_modules" / "evil" / "index.js"
+    context = load_agent_context(workspace_root=root, focus=focus, config=LoadedConfig(), env=env)
+    review = context.skills.get("code-review")
+    assert review is not None and review.source == "bundled"

@@ -21,6 +21,23 @@ from agent_ls.instructions.reading import normalize_newlines, read_head, split_l
 
 OVERRIDE_NAME = "AGENTS.override.md"
 AGENTS_NAME = "AGENTS.md"
+THIRD_PARTY_DIRS = frozenset(
+    {".git", "node_modules", "bower_components", "site-packages", "dist-packages", "__pypackages__"}
+    | {".venv", "venv", ".tox", ".nox", "vendor"}
+)
+"""Folders holding other people's code (dependencies, the git database). Their AGENTS.md and
+``.agents/skills`` are not this project's instructions: a path inside one is treated as the folder
+holding it, so no instruction file or skill at or below it ever becomes trusted text."""
+
+
+def first_party(root: Path, path: Path) -> Path:
+    """``path`` (inside ``root``), cut just above its first ``THIRD_PARTY_DIRS`` component."""
+    kept = root
+    for part in path.relative_to(root).parts:
+        if part in THIRD_PARTY_DIRS:
+            break
+        kept = kept / part
+    return kept
 
 
 @dataclass(frozen=True)
@@ -103,7 +120,8 @@ class Loader:
         if inside is None:
             return None
         path = self.root / inside
-        return path if is_dir or path == self.root else path.parent
+        directory = path if is_dir or path == self.root else path.parent
+        return first_party(self.root, directory)
 
     def focus_dir(self, focus: Path | None) -> Path:
         """The focus directory (``agents_md`` step 1); a focus outside the root gives a notice."""
@@ -116,7 +134,8 @@ class Loader:
             self._notice(path, "information", message)
             return self.root
         path = self.root / inside
-        return path if path == self.root or path.is_dir() else path.parent
+        directory = path if path == self.root or path.is_dir() else path.parent
+        return first_party(self.root, directory)
 
     def project_root(self, directory: Path) -> Path:
         """The nearest ancestor-or-self of ``directory`` with a marker, up to the root; else the root."""
