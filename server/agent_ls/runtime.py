@@ -193,11 +193,16 @@ class Session:
         except Exception:  # a reload must never break the run: keep the context we have
             log.exception("reloading the instructions failed")
             return
-        if context.prefix() == self.context.prefix():
-            return
+        changed = context.prefix() != self.context.prefix()
         self.context = context
         self.activations.skills = context.skills
         self._set_skill_tool()
+        nested = context.nested_instructions()
+        if self.nested is not None and nested is not None:
+            self.nested.replace(nested)  # a changed nested file comes again at the next touch
+        self.policy.paths.allow_reading(context.readable_dirs())  # folders of skills added since
+        if not changed:
+            return
         if history and isinstance(history[0], SystemMessage):
             history[0] = self.system_message()
         emit(InstructionsLoaded("reloaded", _chain_labels(context), "an instruction or skill file changed"))

@@ -172,9 +172,50 @@ def test_a_dependency_cannot_shadow_a_skill_through_the_file_in_focus(tmp_path: 
     root = _workspace(tmp_path)
     evil = root / "node_modules" / "evil" / ".agents" / "skills" / "code-review"
     evil.mkdir(parents=True)
-    (evil / "SKILL.md").write_text("---\nname: code-review\ndescription: Evil. Use when asked.\n---\nEVIL BODY\n")
+    (evil / "SKILL.md").write_text(
+        "---\nname: code-review\ndescription: Evil. Use when asked.\n---\nEVIL BODY\n"
+    )
     env = EnvSnapshot({"HOME": str(tmp_path / "home"), "AGENT_LS_CONFIG_DIR": str(tmp_path / "cfg")})
     focus = root / "node_modules" / "evil" / "index.js"
     context = load_agent_context(workspace_root=root, focus=focus, config=LoadedConfig(), env=env)
     review = context.skills.get("code-review")
     assert review is not None and review.source == "bundled"
+
+
+async def test_a_changed_nested_file_comes_again_at_the_next_touch_and_only_then(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    generation = [0]
+    session = _session(
+        root,
+        _context(root, tmp_path),
+        reload_context=lambda: _context(root, tmp_path),
+        context_generation=lambda: generation[0],
+    )
+    read = '{"path": "pkg/a.py"}'
+
+    class EditsNested(ScriptedModel):
+        async def complete(self, messages, tools, emit):  # type: ignore[no-untyped-def]
+            if len(self.seen) == 1:  # after the first attachment, the user edits pkg/AGENTS.md
+                (root / "pkg" / "AGENTS.md").write_text("Pkg rule v2.\n", encoding="utf-8")
+                (root / "pkg" / "b").mkdir()
+                (root / "pkg" / "b" / "AGENTS.md").write_text("B rule.\n", encoding="utf-8")
+                generation[0] += 1
+            return await super().complete(messages, tools, emit)
+
+    model = EditsNested(
+        [
+            AssistantMessage(text="", tool_calls=(ToolCall("c1", "read_file", read),)),
+            AssistantMessage(text="", tool_calls=(ToolCall("c2", "read_file", read),)),
+            AssistantMessage(text="", tool_calls=(ToolCall("c3", "read_file", read),)),
+            AssistantMessage(text="", tool_calls=(ToolCall("c4", "list_files", '{"path": "pkg/b"}'),)),
+            AssistantMessage(text="done"),
+        ]
+    )
+    await session.run(task="look", focus=Focus(), open_model=lambda: model, emit=lambda e: None)
+    results = [m.content for m in model.seen[-1] if getattr(m, "call_id", None)]
+    assert "Pkg rule." in results[0]
+    assert "Instructions from" not in results[1]  # edited during this turn: the reload is at the next
+    assert "Pkg rule v2." in results[2]
+    assert "B rule." in results[3] and "Pkg rule" not in results[3]
+    assert [f.label for f in session.nested.loaded()] == ["pkg/AGENTS.md", "pkg/b/AGENTS.md"]  # type: ignore[union-attr]
+    session.close()

@@ -138,24 +138,47 @@ class AgentContext:
 
     def nested(self) -> NestedAttacher | None:
         """A new per-session attacher of nested AGENTS.md files; None without a chain."""
+        nested = self.nested_instructions()
+        return NestedAttacher(nested) if nested is not None else None
+
+    def nested_instructions(self) -> NestedInstructions | None:
+        """The nested files below this context's chain (none loaded yet); None without a chain."""
         if self.chain is None:
             return None
-        return NestedAttacher(NestedInstructions(self.chain, self.settings, is_secret=self.is_secret))
+        return NestedInstructions(self.chain, self.settings, is_secret=self.is_secret)
 
 
 class NestedAttacher:
-    """``tools.base.InstructionAttacher`` over ``agents_md.NestedInstructions``."""
+    """``tools.base.InstructionAttacher`` over ``agents_md.NestedInstructions``.
+
+    It remembers what it delivered (real path → text), so that after a reload (``replace``: an
+    instruction file changed on disk) a file is attached again only when its text changed, at the next
+    touch inside its folder; an unchanged one is not repeated.
+    """
 
     def __init__(self, nested: NestedInstructions) -> None:
         self._nested = nested
+        self._delivered: dict[Path, InstructionFile] = {}
+
+    def replace(self, nested: NestedInstructions) -> None:
+        """Use ``nested`` (built from a reloaded chain) from now on, keeping what was delivered."""
+        self._nested = nested
 
     def on_touch(self, rel: str, *, is_dir: bool) -> tuple[str, tuple[str, ...]]:
-        files = self._nested.on_touch(rel, is_dir=is_dir)
+        files = [
+            f
+            for f in self._nested.on_touch(rel, is_dir=is_dir)
+            if (seen := self._delivered.get(f.real_path)) is None or seen.text != f.text
+        ]
+        for f in files:
+            self._delivered.pop(f.real_path, None)
+            self._delivered[f.real_path] = f  # re-inserted: the order is the order of delivery
         return "\n\n".join(render_nested(f) for f in files), tuple(f.label for f in files)
 
     def loaded(self) -> tuple[InstructionFile, ...]:
-        """Every nested file attached so far (re-attached after a compaction)."""
-        return self._nested.loaded()
+        """The latest version of every nested file attached so far, in order of delivery (what a
+        compaction re-attaches)."""
+        return tuple(self._delivered.values())
 
 
 def load_agent_context(

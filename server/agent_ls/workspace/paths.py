@@ -380,6 +380,14 @@ class PathPolicy:
         """Every root as given, the primary first."""
         return tuple(self._roots)
 
+    def allow_reading(self, dirs: Sequence[Path]) -> None:
+        """Add ``dirs`` to the extra directories (read, never written): the folders of skills found after
+        the session started. Secret files in them stay refused."""
+        for directory in dirs:
+            real = _real(directory)
+            if real not in self._extra:
+                self._extra.append(real)
+
     def is_secret(self, rel: str) -> bool:
         """True when ``rel``, relative to the first root, names a secret by the configured patterns."""
         if rel in ("", "."):
