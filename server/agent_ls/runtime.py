@@ -156,6 +156,7 @@ class Session:
             sandbox=sandbox,
             mode=config.permissions.shell_mode,
             key_names=[p.api_key_env for p in config.providers.values() if p.api_key_env],
+            paths=paths,
         )
         self.nested = context.nested()
         self.registry = ToolRegistry(

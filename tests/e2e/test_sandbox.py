@@ -244,3 +244,28 @@ def test_a_killed_run_leaves_no_process_behind(
     while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert processes_with(marker) == []
+
+
+def test_a_user_skill_script_runs_and_its_secrets_stay_masked(
+    project: Path, home: Path, config_dir: Path
+) -> None:
+    """A user skill's folder (outside the workspace, in the hidden home) is mounted read-only: its
+    scripts run; the secrets in it are masked; nothing else of the home reappears."""
+    skill = home / ".agents" / "skills" / "check"
+    (skill / "scripts").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: check\ndescription: Check. Use when asked.\n---\nRun it.\n")
+    (skill / "scripts" / "check.sh").write_text("echo e2e-skill-script-ran\n")
+    (skill / ".env").write_text("TOKEN=e2e-skill-secret\n")
+    script = shlex.quote(str(skill / "scripts" / "check.sh"))
+    steps = [
+        bash(f"bash {script}"),
+        bash(f"grep -r e2e {shlex.quote(str(skill))}; echo searched"),  # the mask, not the policy
+        bash(f"cat {shlex.quote(str(home / 'keep.txt'))}; echo tried"),
+        {"content": "done"},
+    ]
+    ran, searched, home_read = run_to_end(steps, project, home, config_dir)
+    assert "e2e-skill-script-ran" in ran
+    assert "searched" in searched and "e2e-skill-script-ran" in searched  # the folder was searched...
+    assert "e2e-skill-secret" not in searched  # ... without its secret
+    assert "tried" in home_read and "keep\n" not in home_read  # the rest of the home stays hidden
+    assert (skill / "scripts" / "check.sh").read_text() == "echo e2e-skill-script-ran\n"

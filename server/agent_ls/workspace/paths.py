@@ -380,6 +380,28 @@ class PathPolicy:
         """Every root as given, the primary first."""
         return tuple(self._roots)
 
+    @property
+    def extra_dirs(self) -> tuple[Path, ...]:
+        """The extra directories (real paths): read, never written."""
+        return tuple(self._extra)
+
+    def secrets_under(self, directory: Path, limit: int = 2_000) -> list[Path] | None:
+        """The secret files and folders inside ``directory`` (an extra directory), for the sandbox to mask;
+        None when it holds more than ``limit`` entries (too large to check: leave it out of the sandbox).
+        Symbolic links are not followed (the sandbox does not follow them out either)."""
+        found: list[Path] = []
+        seen = 0
+        for top, dirs, files in os.walk(directory, followlinks=False):
+            for name in [*dirs, *files]:
+                seen += 1
+                if seen > limit:
+                    return None
+                path = Path(top, name)
+                if self._secrets.advice(None, path) is not None:
+                    found.append(path)
+            dirs[:] = [d for d in dirs if Path(top, d) not in found]
+        return found
+
     def allow_reading(self, dirs: Sequence[Path]) -> None:
         """Add ``dirs`` to the extra directories (read, never written): the folders of skills found after
         the session started. Secret files in them stay refused."""

@@ -451,6 +451,8 @@ class ShellRunner:
         may_propose: whether a command's change of a workspace-relative path may enter the proposal
             (wire the permission engine's edit verdict: a path whose edit is denied stays out);
             every reviewable path when None.
+        paths: the session's path policy: its extra directories (the folders of user and bundled skills,
+            so that their scripts run) are mounted read-only in the sandbox, their secrets masked.
     """
 
     def __init__(
@@ -467,8 +469,10 @@ class ShellRunner:
         key_names: Sequence[str] = (),
         max_file_bytes: int = MAX_FILE_BYTES,
         may_propose: Callable[[str], bool] | None = None,
+        paths: PathPolicy | None = None,
     ) -> None:
         self._shadow = shadow
+        self._paths = paths
         self._may_propose = may_propose
         self._overlay = overlay
         self._env = child_environment(environ, venv=venv, key_names=key_names)
@@ -515,6 +519,7 @@ class ShellRunner:
             self._unsettled = None
         cwd, before = await self._shadow.prepare(self._overlay)
         self._unsettled = before  # until the changes are brought back: a cancellation leaves it set
+        extra, extra_secrets = await asyncio.to_thread(self._extra_mounts)
         result = await execute(
             [self._shell, "-c", command],
             cwd=cwd,
@@ -525,8 +530,8 @@ class ShellRunner:
             head_chars=self._head_chars,
             tail_chars=self._tail_chars,
             note=self._notes(sandbox, self._shadow.left_out),
-            readonly=self._readonly(),
-            masked=self._shadow.masked,
+            readonly=[*self._readonly(), *extra],
+            masked=[*self._shadow.masked, *extra_secrets],
         )
         self._unsettled = None
         notes, proposed = await self._bring_back(before, timed_out=result.timed_out)
@@ -587,6 +592,18 @@ class ShellRunner:
             if home and name not in env and os.path.isdir(os.path.join(home, directory)):
                 env[name] = os.path.join(home, directory)
         return env
+
+    def _extra_mounts(self) -> tuple[list[Path], list[Path]]:
+        """The extra directories to mount read-only (skill folders), and the secrets in them to mask; a
+        folder too large to check is left out."""
+        mounts: list[Path] = []
+        secrets: list[Path] = []
+        for directory in self._paths.extra_dirs if self._paths is not None else ():
+            found = self._paths.secrets_under(directory) if self._paths is not None else None
+            if found is not None:
+                mounts.append(directory)
+                secrets.extend(found)
+        return mounts, secrets
 
     def _readonly(self) -> list[Path]:
         """Real paths the sandbox mounts read-only: what the copy links to, and the venv when it lies
