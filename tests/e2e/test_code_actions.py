@@ -83,7 +83,6 @@ async def test_actions_carry_the_run_skill_arguments(client: LanguageClient, wor
                     "skill": "fix-diagnostics",
                     "uri": uri,
                     "range": problem_range,
-                    "args": "division by len(values) - 1",
                     "diagnostics": [
                         {
                             "range": problem_range,

@@ -219,3 +219,22 @@ async def test_a_changed_nested_file_comes_again_at_the_next_touch_and_only_then
     assert "B rule." in results[3] and "Pkg rule" not in results[3]
     assert [f.label for f in session.nested.loaded()] == ["pkg/AGENTS.md", "pkg/b/AGENTS.md"]  # type: ignore[union-attr]
     session.close()
+
+
+def test_a_huge_skill_is_read_in_part_and_cut_visibly(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    big = root / ".agents" / "skills" / "big"
+    big.mkdir(parents=True)
+    with (big / "SKILL.md").open("w", encoding="utf-8") as file:
+        file.write("---\nname: big\ndescription: Big. Use when asked.\n---\n")
+        file.write("é line of the body\n" * 200_000)  # 3.8 MB, a two-byte character at each line start
+    session = _session(root, _context(root, tmp_path))
+    activation = session.activations.activate("big")
+    assert activation is not None
+    assert len(activation.text.encode("utf-8")) < 45_000
+    assert (
+        "[truncated: " in activation.text
+        and "-byte SKILL.md; read the rest with read_file" in activation.text
+    )
+    assert "\ufffd" not in activation.text
+    session.close()

@@ -27,6 +27,8 @@ from agent_ls.instructions.skills import (
 MAX_BODY_BYTES = 40_000
 """A longer body (SK01's is 73,938 bytes) is cut at a UTF-8 boundary with a visible marker; the rest stays
 readable with read_file."""
+MAX_READ_BYTES = 128 * 1024
+"""What activation reads of a SKILL.md at most: the frontmatter (64 KiB at most), then over the body cap."""
 MAX_LISTED_FILES = 20
 
 # "/code-review args": a skill name as the Agent Skills spec allows (lowercase letters, digits, "-"),
@@ -60,15 +62,17 @@ def base_label(skill: Skill, workspace_root: Path) -> str:
         return skill.base_dir.as_posix()
 
 
-def _capped(body: str, skill: Skill, label: str) -> str:
+def _capped(body: str, skill: Skill, label: str, *, complete: bool) -> str:
+    """``body`` cut to ``MAX_BODY_BYTES`` with a visible marker; ``complete`` False: the file was read only in
+    part, so the total is the file's size."""
     data = body.encode("utf-8")
-    if len(data) <= MAX_BODY_BYTES:
+    if len(data) <= MAX_BODY_BYTES and complete:
         return body
     kept = data[:MAX_BODY_BYTES].decode("utf-8", errors="ignore")  # drops a split code point
     shown = len(kept.encode("utf-8"))
+    total = f"{len(data):,} bytes" if complete else f"a {skill.size_bytes:,}-byte SKILL.md"
     return (
-        f"{kept}\n[truncated: {shown:,} of {len(data):,} bytes; read the rest with read_file "
-        f"{label}/{skill.path.name}]"
+        f"{kept}\n[truncated: {shown:,} of {total}; read the rest with read_file {label}/{skill.path.name}]"
     )
 
 
@@ -101,7 +105,9 @@ class SkillActivations:
         if name in self._active:
             return None
         label = base_label(skill, self._root)
-        body = _capped(substitute_arguments(load_body(skill), args), skill, label)
+        complete = skill.size_bytes <= MAX_READ_BYTES
+        raw = load_body(skill, None if complete else MAX_READ_BYTES)
+        body = _capped(substitute_arguments(raw, args), skill, label, complete=complete)
         files, total = skill_files(skill, MAX_LISTED_FILES)
         content = render_activation(skill, body, files, total, label)
         activation = Activation(name, instructions_block(f"skill:{name}", content))

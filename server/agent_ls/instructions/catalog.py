@@ -8,6 +8,7 @@ body is read from disk (:func:`load_body`) and framed by :func:`render_activatio
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from collections.abc import Sequence
@@ -169,13 +170,21 @@ def render_activation(skill: Skill, body: str, files: list[str], total_files: in
     return "\n".join(lines)
 
 
-def load_body(skill: Skill) -> str:
+def load_body(skill: Skill, max_bytes: int | None = None) -> str:
     """The body of a skill, read now (at activation): frontmatter removed, BOM stripped, LF line endings.
+
+    Args:
+        skill: the skill.
+        max_bytes: read at most this many bytes of SKILL.md (a code point split at the end is dropped);
+            None reads it whole. A huge file must not be read into memory to show its first 40 KB.
 
     Raises:
         OSError: SKILL.md can no longer be read. UnicodeDecodeError: it is no longer UTF-8.
     """
-    _, body, _ = split_frontmatter(skill.path.read_text(encoding="utf-8"))
+    with skill.path.open("rb") as file:
+        data = file.read() if max_bytes is None else file.read(max_bytes)
+    text = codecs.getincrementaldecoder("utf-8")().decode(data, final=max_bytes is None)
+    _, body, _ = split_frontmatter(text)
     return body
 
 

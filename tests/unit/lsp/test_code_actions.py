@@ -78,7 +78,6 @@ def test_a_cursor_on_a_diagnostic_offers_its_fix_then_review_and_tests() -> None
                 "skill": "fix-diagnostics",
                 "uri": URI,
                 "range": wire_range((3, 4), (3, 10)),
-                "args": "'os' imported but unused",
                 "diagnostics": [
                     {
                         "range": wire_range((3, 4), (3, 10)),
@@ -129,7 +128,11 @@ def test_each_diagnostic_in_range_gets_its_own_fix() -> None:
     actions = actions_for(request(rng((3, 5), (3, 5)), [UNUSED, second]), [ROOT]) or []
     fixes = [action for action in actions if action.title == FIX_TITLE]
     assert [action.diagnostics for action in fixes] == [[UNUSED], [second]]
-    assert [summary([action])[0][2]["args"] for action in fixes] == [UNUSED.message, "line too long"]
+    assert [summary([action])[0][2]["diagnostics"][0]["message"] for action in fixes] == [
+        UNUSED.message,
+        "line too long",
+    ]
+    assert all("args" not in summary([action])[0][2] for action in fixes)  # never in the skill block
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from lsprotocol import types as t
 from pygls.uris import to_fs_path
 
 from agent_ls.config import load_config, user_config_file
+from agent_ls.instructions.activation import MAX_READ_BYTES
 from agent_ls.instructions.agent_context import instruction_settings
 from agent_ls.instructions.agents_md import InstructionChain, InstructionSettings, load_chain
 from agent_ls.instructions.catalog import render_catalog
@@ -78,8 +79,8 @@ def skill_hover(skill: Skill | None) -> str:
     """The hover of a ``SKILL.md``: its costs, source and invocability (blocking: reads the body)."""
     if skill is None:
         return f"**Skill** — {NOT_DISCOVERED} (or the lint has not run yet)."
-    try:
-        body_bytes: int | None = len(load_body(skill).encode("utf-8"))
+    try:  # bounded: a huge SKILL.md is not read whole to count it (its activation is capped anyway)
+        body_bytes: int | None = len(load_body(skill, MAX_READ_BYTES).encode("utf-8"))
     except (OSError, UnicodeDecodeError):
         body_bytes = None
     invocable = (

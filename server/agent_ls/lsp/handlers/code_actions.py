@@ -72,7 +72,8 @@ def actions_for(params: t.CodeActionParams, roots: list[Path]) -> list[t.CodeAct
                 "skill": "fix-diagnostics",
                 "uri": uri,
                 "range": _wire(diagnostic.range),
-                "args": diagnostic.message,
+                # The message only as a diagnostic (listed in the task), never as the skill's arguments:
+                # $ARGUMENTS lands in the trusted skill block, and messages quote the file's text.
                 "diagnostics": [_wire(diagnostic)],
             }
             actions.append(_action(FIX_TITLE, KIND_FIX, arguments, diagnostics=[diagnostic]))
