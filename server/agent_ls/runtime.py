@@ -29,7 +29,7 @@ from agent_ls.core.loop import LoopLimits, run_loop
 from agent_ls.core.messages import NO_USAGE, Message, SystemMessage, Usage, UserMessage
 from agent_ls.core.ports import Approver, ModelClient
 from agent_ls.core.proposal import FileChange
-from agent_ls.instructions.activation import SkillActivations, parse_slash
+from agent_ls.instructions.activation import SkillActivations, find_skill, near_names, parse_slash
 from agent_ls.instructions.agent_context import AgentContext
 from agent_ls.instructions.agents_md import render_nested
 from agent_ls.path_policy import path_policy_for
@@ -85,13 +85,16 @@ def _chain_labels(context: AgentContext) -> tuple[str, ...]:
 
 
 def _chain_detail(context: AgentContext) -> str:
-    """``2,031 of 32,768 bytes; 1 truncated; 4 skills in the catalog``."""
+    """``2,031 of 32,768 bytes; 1 truncated; 1 skipped: <why>; 4 skills in the catalog``."""
     parts = []
     if context.chain is not None:
         parts.append(f"{context.chain.total_bytes:,} of {context.chain.budget_bytes:,} bytes")
         cut = sum(1 for f in context.chain.files if f.truncated)
         if cut:
             parts.append(f"{cut} truncated")
+        skipped = [n for n in context.chain.notices if n.severity != "information"]
+        if skipped:  # visible in the run's log, not only in `agent-ls instructions`
+            parts.append(f"{len(skipped)} skipped: {skipped[0].message}")
     count = len(context.skills.model_invocable())
     parts.append(f"{count} skill{'' if count == 1 else 's'} in the catalog")
     return "; ".join(parts)
@@ -212,9 +215,16 @@ class Session:
         """The task message; ``/skill-name args`` puts that skill's instructions first."""
         text = task_message(task, focus)
         slash = parse_slash(task)
-        if slash is None or self.context.skills.get(slash[0]) is None:
+        if slash is None:
             return UserMessage(text)
-        name, args = slash
+        skill = find_skill(self.context.skills, slash[0])
+        if skill is None:
+            near = near_names(self.context.skills, slash[0])
+            hint = f"did you mean {', '.join(near)}? " if near else ""
+            detail = f"no skill named {slash[0]!r}; {hint}the task runs as written"
+            emit(InstructionsLoaded("unknown-skill", (), detail))
+            return UserMessage(text)
+        name, args = skill.name, slash[1]
         try:
             activation = self.activations.activate(name, args)
         except OSError as exc:

@@ -238,3 +238,35 @@ def test_a_huge_skill_is_read_in_part_and_cut_visibly(tmp_path: Path) -> None:
     )
     assert "\ufffd" not in activation.text
     session.close()
+
+
+async def test_a_mistyped_or_capitalized_slash_task(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    for task, expected in [
+        ("/Deploy now", ("skill", ("skill:deploy",), "invoked explicitly")),
+        (
+            "/deplyo now",
+            ("unknown-skill", (), "no skill named 'deplyo'; did you mean deploy? the task runs as written"),
+        ),
+    ]:
+        session = _session(root, _context(root, tmp_path))
+        events: list[Event] = []
+        model = ScriptedModel([AssistantMessage(text="done")])
+        await session.run(task=task, focus=Focus(), open_model=lambda: model, emit=events.append)
+        loaded = [e for e in events if isinstance(e, InstructionsLoaded) and e.what != "chain"]
+        assert [(e.what, e.sources, e.detail) for e in loaded] == [expected]
+        session.close()
+
+
+async def test_a_skipped_instruction_file_is_said_in_the_run_log(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    (tmp_path / "elsewhere.md").write_text("outside\n")
+    (root / "AGENTS.md").unlink()
+    (root / "AGENTS.md").symlink_to(tmp_path / "elsewhere.md")
+    session = _session(root, _context(root, tmp_path))
+    events: list[Event] = []
+    model = ScriptedModel([AssistantMessage(text="done")])
+    await session.run(task="hi", focus=Focus(), open_model=lambda: model, emit=events.append)
+    (chain,) = [e for e in events if isinstance(e, InstructionsLoaded)]
+    assert "1 skipped: symlinked AGENTS.md not followed" in chain.detail
+    session.close()

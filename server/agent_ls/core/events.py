@@ -140,12 +140,13 @@ class InstructionsLoaded:
     nested AGENTS.md files next to a tool result, or a skill's body.
 
     Attributes:
-        what: ``chain``, ``nested``, ``skill`` or ``reloaded`` (a file changed; the prefix was rebuilt).
+        what: ``chain``, ``nested``, ``skill``, ``reloaded`` (a file changed; the prefix was rebuilt), or
+            ``unknown-skill`` (a task started with ``/name`` naming no skill; it runs as written).
         sources: the labels, in order (``AGENTS.md``, ``pkg/AGENTS.md``, ``skill:code-review``).
         detail: one line for the transcript (sizes, truncation, the catalog's skill count).
     """
 
-    what: Literal["chain", "nested", "skill", "reloaded"]
+    what: Literal["chain", "nested", "skill", "reloaded", "unknown-skill"]
     sources: tuple[str, ...]
     detail: str = ""
 

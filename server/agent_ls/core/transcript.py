@@ -62,6 +62,8 @@ def line_for(event: Event) -> str | None:
             return f"  usage so far: {usage_text(total)}"
         case ProposalChanged(paths=paths):
             return f"  proposal: {len(paths)} file(s) changed: {', '.join(paths)}"
+        case InstructionsLoaded(what="unknown-skill", detail=detail):
+            return f"  instructions (unknown skill): {detail}"
         case InstructionsLoaded(what=what, sources=sources, detail=detail):
             shown = ", ".join(sources) or "(none)"
             return f"  instructions ({what}): {_clip(shown, 300)}" + (f" — {detail}" if detail else "")

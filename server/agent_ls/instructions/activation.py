@@ -10,6 +10,7 @@ guide (agentskills ``docs/client-implementation/adding-skills-support.mdx``) and
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +32,9 @@ MAX_READ_BYTES = 128 * 1024
 """What activation reads of a SKILL.md at most: the frontmatter (64 KiB at most), then over the body cap."""
 MAX_LISTED_FILES = 20
 
-# "/code-review args": a skill name as the Agent Skills spec allows (lowercase letters, digits, "-"),
-# leniently any case, then blanks or the end.
-_SLASH = re.compile(r"\s*/([A-Za-z0-9][A-Za-z0-9._-]*)(?:\s+(.*))?\s*\Z", re.DOTALL)
+# "/code-review args": a skill name as skills-ref accepts it (Unicode letters and digits, "-"), leniently
+# any case and with "." or "_", then blanks or the end.
+_SLASH = re.compile(r"\s*/([^\W_][\w.-]*)(?:\s+(.*))?\s*\Z", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,16 @@ def _capped(body: str, skill: Skill, label: str, *, complete: bool) -> str:
     return (
         f"{kept}\n[truncated: {shown:,} of {total}; read the rest with read_file {label}/{skill.path.name}]"
     )
+
+
+def find_skill(skills: SkillSet, name: str) -> Skill | None:
+    """The skill ``name`` names: exactly, else ignoring case (``/Code-Review``)."""
+    return skills.get(name) or skills.get(name.lower())
+
+
+def near_names(skills: SkillSet, name: str) -> list[str]:
+    """Up to three skill names close to ``name``, for "did you mean" (difflib ratio ≥ 0.6)."""
+    return difflib.get_close_matches(name.lower(), [s.name for s in skills.skills], n=3)
 
 
 class SkillActivations:

@@ -269,10 +269,12 @@ class _Discovery:
         if real in self.seen_files:
             return  # the same file through another root or link: loaded once, from the first
         self.seen_files.add(real)
-        if self.read >= self.settings.max_skills:
+        if self.read >= self.settings.max_skills and root.source != "bundled":
+            # The bundled skills come last in precedence but never count: the editor's code actions
+            # (review, explain, tests, fix) must keep working in a workspace with hundreds of skills.
             self.skip(path, f"over the limit of {self.settings.max_skills} skills (max_skills); not loaded")
             return
-        self.read += 1
+        self.read += root.source != "bundled"
         try:
             text, complete = read_head(real)
         except (OSError, UnicodeDecodeError) as error:

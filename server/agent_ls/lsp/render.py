@@ -94,6 +94,9 @@ class LspEventRenderer:
             self._ls.window_log_message(t.LogMessageParams(type=t.MessageType.Info, message=line))
         if isinstance(event, VerdictGiven) and event.verdict == "deny":
             self._warn_blocked(event)
+        if isinstance(event, InstructionsLoaded) and event.what == "unknown-skill":
+            message = f"agent-ls: {event.detail}"  # a mistyped /skill must not pass unnoticed
+            self._ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=message))
         notification = self._notification(event)
         if notification is not None:
             self._ls.protocol.notify(p.AGENT_EVENT, notification.wire())

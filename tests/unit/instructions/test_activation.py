@@ -23,3 +23,11 @@ from agent_ls.instructions.activation import parse_slash
 )
 def test_parse_slash(task: str, expected: tuple[str, str] | None) -> None:
     assert parse_slash(task) == expected
+
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [("/café-check now", ("café-check", "now")), ("/проверка", ("проверка", "")), ("/_x", None)],
+)
+def test_parse_slash_takes_unicode_names(task: str, expected: tuple[str, str] | None) -> None:
+    assert parse_slash(task) == expected

@@ -179,6 +179,12 @@ def test_walk_order_limits_and_skipped_folders(tree: Tree) -> None:
     assert [(d.path.parent.name, d.severity) for d in few.skipped] == [("b", "error"), ("y", "error")]
     assert few.skipped[0].message == "over the limit of 2 skills (max_skills); not loaded"
 
+    write_skill(tree.bundled / "code-review", "code-review")
+    capped = tree.discover(max_skills=2)  # the bundled skills never count against the limit
+    assert [s.name for s in capped.skills] == ["a", "code-review", "hidden"]
+    (tree.bundled / "code-review" / "SKILL.md").unlink()
+    (tree.bundled / "code-review").rmdir()
+
     walked = tree.discover(max_dirs=3)  # the root, ".system", ".system/hidden"
     assert [s.name for s in walked.skills] == ["hidden"]
     assert [d.message for d in walked.skipped] == ["stopped after 3 directories (max_dirs)"]

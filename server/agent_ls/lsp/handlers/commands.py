@@ -31,6 +31,7 @@ from agent_ls.config import LoadedConfig
 from agent_ls.core.context import Focus
 from agent_ls.core.events import RunEnded
 from agent_ls.core.proposal import FileChange
+from agent_ls.instructions.activation import find_skill
 from agent_ls.instructions.agent_context import AgentContext, load_agent_context
 from agent_ls.lsp import protocol as p
 from agent_ls.lsp.approver import LspApprover
@@ -167,7 +168,7 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
     settings = ls.state.settings
     config = config_files.for_root(ls, root)
     context = await asyncio.to_thread(_load_context, ls, root, focus, config)
-    if skill is not None and context.skills.get(skill) is None:
+    if skill is not None and find_skill(context.skills, skill) is None:
         names = ", ".join(s.name for s in context.skills.skills) or "none"
         raise JsonRpcInvalidParams(f"no skill named {skill!r} in this workspace; skills: {names}")
     session = Session(
