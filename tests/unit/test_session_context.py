@@ -252,7 +252,7 @@ async def test_a_mistyped_or_capitalized_slash_task(tmp_path: Path) -> None:
         session = _session(root, _context(root, tmp_path))
         events: list[Event] = []
         model = ScriptedModel([AssistantMessage(text="done")])
-        await session.run(task=task, focus=Focus(), open_model=lambda: model, emit=events.append)
+        await session.run(task=task, focus=Focus(), open_model=lambda m=model: m, emit=events.append)
         loaded = [e for e in events if isinstance(e, InstructionsLoaded) and e.what != "chain"]
         assert [(e.what, e.sources, e.detail) for e in loaded] == [expected]
         session.close()
