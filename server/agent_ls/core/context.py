@@ -38,8 +38,10 @@ INSTRUCTIONS_TAG = "instructions"
 # "<" (or a full-width or small look-alike), optional blanks, an optional "/", optional blanks, then
 # one of our tag names in any case. Prefix match on purpose: "</tool_result_x>" or "</instructionsX>"
 # could still read as a closing tag to a lenient reader, and escaping a harmless one costs nothing.
+# Invisible format characters (zero-width space and joiners, word joiner, BOM, soft hyphen) count as blanks.
+_BLANK = r"[\s\u00ad\u200b-\u200f\u2060-\u2064\ufeff]*"
 _TAG_OPENERS = re.compile(
-    r"[<\uff1c\ufe64](?=\s*/?\s*(?:" + TOOL_RESULT_TAG + "|" + INSTRUCTIONS_TAG + "))",
+    r"[<\uff1c\ufe64](?=" + _BLANK + "/?" + _BLANK + "(?:" + TOOL_RESULT_TAG + "|" + INSTRUCTIONS_TAG + "))",
     re.IGNORECASE,
 )
 

@@ -222,9 +222,11 @@ class _Reader:
         text = (self.text(key) or "").lower()
         if text in _TRUE or text in _FALSE:
             return text in _FALSE
-        message = f"'{key}' must be true or false; ignored (the model may invoke this skill)"
+        # Fail closed: the author meant to restrict the skill; only /name (or the editor) runs it.
+        shown = self.fm.data.get("name", "name")
+        message = f"'{key}' must be true or false; read as true (only /{shown} runs it)"
         self.report(key, "warning", message)
-        return True
+        return False
 
     def allowed_tools(self) -> tuple[str, ...]:
         key = "allowed-tools"

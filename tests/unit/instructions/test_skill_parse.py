@@ -150,13 +150,13 @@ def test_no_usable_name_at_all_skips_the_skill() -> None:
         ("disable-model-invocation: 'true'\n", False, False),
         ("disable-model-invocation: yes\n", False, False),
         ("disable-model-invocation:\n", True, False),
-        ("disable-model-invocation: sometimes\n", True, True),
+        ("disable-model-invocation: sometimes\n", False, True),  # fails closed
     ],
 )
 def test_disable_model_invocation(text: str, invocable: bool, warned: bool) -> None:
     skill, diagnostics = parse("name: demo\ndescription: d\n" + text)
     assert skill is not None and skill.model_invocable is invocable
-    message = "'disable-model-invocation' must be true or false; ignored (the model may invoke this skill)"
+    message = "'disable-model-invocation' must be true or false; read as true (only /demo runs it)"
     assert diagnostics == ([(3, "warning", message)] if warned else [])
 
 
