@@ -20,7 +20,7 @@ from agent_ls.core.events import Event
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest
 from agent_ls.core.transcript import line_for, usage_text
-from agent_ls.instructions.agent_context import load_agent_context
+from agent_ls.instructions.agent_context import load_agent_context, marker_above
 from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.runtime import Session
 from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
@@ -162,6 +162,13 @@ async def run_headless(
     root = workspace  # resolved by the CLI
     focus = Focus(path=file.relative_to(root).as_posix()) if file is not None else Focus()
     context = load_agent_context(workspace_root=root, focus=file, config=config, env=env)
+    above = marker_above(root, config)
+    if above is not None:
+        print(
+            f"agent-ls: note: {above} holds a project marker; its AGENTS.md files and skills apply only "
+            f"with --workspace {above}",
+            file=sys.stderr,
+        )
     for diagnostic in context.skills.skipped:
         print(f"agent-ls: skill not loaded: {diagnostic}", file=sys.stderr)
     session = Session(

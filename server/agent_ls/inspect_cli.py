@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
 
 from agent_ls.config import load_config
 from agent_ls.file_diagnostics import FileDiagnostic
-from agent_ls.instructions.agent_context import AgentContext, load_agent_context
+from agent_ls.instructions.agent_context import AgentContext, load_agent_context, marker_above
 from agent_ls.settings import EnvSnapshot
 
 EXIT_OK = 0
@@ -30,7 +31,11 @@ EXIT_USAGE = 2
 
 def main(args: argparse.Namespace) -> int:
     """Run ``agent-ls instructions`` or ``agent-ls skills`` (the parser lives in ``cli.py``)."""
-    return instructions_main(args) if args.command == "instructions" else skills_main(args)
+    try:
+        return instructions_main(args) if args.command == "instructions" else skills_main(args)
+    except BrokenPipeError:  # `agent-ls instructions | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 def _context(workspace: Path | None, file: Path | None) -> AgentContext | str:
@@ -41,7 +46,15 @@ def _context(workspace: Path | None, file: Path | None) -> AgentContext | str:
     if focus is not None and not focus.is_relative_to(root):
         return f"{file} is not inside the workspace {root}; pass --workspace"
     env = EnvSnapshot.from_environ()
-    return load_agent_context(workspace_root=root, focus=focus, config=load_config(env, root), env=env)
+    config = load_config(env, root)
+    above = marker_above(root, config)
+    if above is not None and workspace is None:
+        print(
+            f"agent-ls: note: {above} holds a project marker; its AGENTS.md files and skills apply only "
+            f"with --workspace {above}",
+            file=sys.stderr,
+        )
+    return load_agent_context(workspace_root=root, focus=focus, config=config, env=env)
 
 
 def instructions_main(args: argparse.Namespace) -> int:
@@ -65,7 +78,15 @@ def instructions_main(args: argparse.Namespace) -> int:
         if file.path != file.real_path:
             print(f"   → {file.real_path}")
         for record in file.imports:
-            print(f"   @{record.spec} (line {record.line + 1}): {record.status}: {record.message}")
+            where = f"line {record.line + 1}"
+            if record.importer != file.path:
+                where += f" of {record.importer.name}"
+            said = (
+                record.message
+                if record.message.startswith(record.status)
+                else f"{record.status}: {record.message}"
+            )
+            print(f"   @{record.spec} ({where}): {said}")
     _print_diagnostics(chain.diagnostics)
     return _exit(chain.diagnostics)
 

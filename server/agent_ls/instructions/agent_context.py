@@ -80,6 +80,16 @@ def skill_settings(config: SkillsConfig, workspace_root: Path) -> SkillSettings:
     return SkillSettings(extra_roots=roots)
 
 
+def marker_above(root: Path, config: LoadedConfig) -> Path | None:
+    """The nearest folder above ``root`` holding a project root marker (``.git``), or None: a workspace
+    opened in a subfolder of a repository misses the AGENTS.md files and skills above it."""
+    markers = instruction_settings(config.instructions).project_root_markers
+    for parent in root.resolve().parents:
+        if any((parent / marker).exists() for marker in markers):
+            return parent
+    return None
+
+
 def home_dir(env: EnvSnapshot) -> Path | None:
     """``$HOME``, else the password database's home; None when neither is known."""
     home = env.get("HOME")

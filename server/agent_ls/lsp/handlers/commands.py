@@ -154,20 +154,17 @@ async def run_skill(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     return await _start(ls, run_params, skill=params.skill)
 
 
-def _load_context(ls: AgentLanguageServer, root: Path, focus: Focus, config: LoadedConfig) -> AgentContext:
-    return load_agent_context(
-        workspace_root=root,
-        focus=root / focus.path if focus.path else None,
-        config=config,
-        env=EnvSnapshot.from_environ(),
-    )
+def _load_context(root: Path, focus: Path | None, config: LoadedConfig) -> AgentContext:
+    """The chain and skills of ``root`` for the absolute path ``focus`` (None: the root). Blocking."""
+    return load_agent_context(workspace_root=root, focus=focus, config=config, env=EnvSnapshot.from_environ())
 
 
 async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None = None) -> dict[str, Any]:
     root, focus = _root_and_focus(ls, params)
     settings = ls.state.settings
     config = config_files.for_root(ls, root)
-    context = await asyncio.to_thread(_load_context, ls, root, focus, config)
+    focus_path = root / focus.path if focus.path else None
+    context = await asyncio.to_thread(_load_context, root, focus_path, config)
     if skill is not None and find_skill(context.skills, skill) is None:
         names = ", ".join(s.name for s in context.skills.skills) or "none"
         raise JsonRpcInvalidParams(f"no skill named {skill!r} in this workspace; skills: {names}")
@@ -180,7 +177,7 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
         config=config,
         editor_rules=settings.permissions.rules()[0],
         context=context,
-        reload_context=lambda: _load_context(ls, root, focus, config),
+        reload_context=lambda: _load_context(root, focus_path, config),
         context_generation=lambda: ls.state.instructions_generation,
     )
     token = f"agent-ls/{session.session_id}/{uuid.uuid4().hex[:8]}"
@@ -283,16 +280,12 @@ async def discard_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str
 
 
 async def _context_for(ls: AgentLanguageServer, uri: str | None) -> AgentContext:
-    """The chain and skills for the file ``uri`` (or the first workspace folder), read in a thread."""
+    """The chain and skills for the file ``uri`` (or the first workspace folder), read in a thread. A file
+    outside every folder gets the folder's chain, with a notice saying so."""
     file_path = _file_path(uri)
     root = _root_for(ls, file_path)
-    focus = (
-        Focus(path=file_path.relative_to(root).as_posix())
-        if file_path and file_path.is_relative_to(root)
-        else Focus()
-    )
     config = config_files.for_root(ls, root)
-    return await asyncio.to_thread(_load_context, ls, root, focus, config)
+    return await asyncio.to_thread(_load_context, root, file_path, config)
 
 
 async def list_skills(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
