@@ -260,6 +260,10 @@ class Loader:
                 self._notice(candidate.path, "warning", f"{candidate.label} not loaded: {readout}")
             elif readout.complete and not readout.text.strip():
                 self._notice(candidate.path, "information", f"{candidate.label} is empty; skipped")
+            elif "\0" in readout.text:  # Markdown never holds NUL: a binary file under the name
+                self._notice(
+                    candidate.path, "warning", f"{candidate.label} not loaded: it is binary (NUL bytes)"
+                )
             else:
                 readable.append((candidate, readout))
         self.loaded.update(candidate.real_path for candidate, _ in readable)

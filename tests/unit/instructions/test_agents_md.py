@@ -440,3 +440,14 @@ def test_a_symlinked_workspace_root_and_a_resolved_focus(tmp_path: Path) -> None
         ("a/AGENTS.md", link / "a" / "AGENTS.md", "a"),
     ]
     assert (chain.focus_dir, chain.notices) == (link / "a", ())
+
+
+def test_a_binary_file_under_the_name_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "AGENTS.md").write_bytes(b"\0" * 4096)
+    chain = chain_of(root, None)
+    assert chain.files == ()
+    assert [(n.severity, n.message) for n in chain.notices] == [
+        ("warning", "AGENTS.md not loaded: it is binary (NUL bytes)")
+    ]
