@@ -11,7 +11,15 @@ from __future__ import annotations
 from lsprotocol import types as t
 
 from agent_ls.lsp import protocol
-from agent_ls.lsp.handlers import agent_files, agent_hover, code_actions, commands, config_files, lifecycle
+from agent_ls.lsp.handlers import (
+    agent_files,
+    agent_hover,
+    apply,
+    code_actions,
+    commands,
+    config_files,
+    lifecycle,
+)
 from agent_ls.lsp.state import AgentLanguageServer
 
 
@@ -31,7 +39,7 @@ def build_server() -> AgentLanguageServer:
     server.command(protocol.CMD_RUN)(commands.run)
     server.command(protocol.CMD_CANCEL)(commands.cancel)
     server.command(protocol.CMD_PROPOSAL)(commands.proposal)
-    server.command(protocol.CMD_APPLY_PROPOSAL)(commands.apply_proposal)
+    server.command(protocol.CMD_APPLY_PROPOSAL)(apply.apply_proposal)
     server.command(protocol.CMD_DISCARD_PROPOSAL)(commands.discard_proposal)
     server.command(protocol.CMD_LIST_SKILLS)(commands.list_skills)
     server.command(protocol.CMD_RUN_SKILL)(commands.run_skill)

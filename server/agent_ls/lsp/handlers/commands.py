@@ -4,13 +4,7 @@ Each takes exactly one camelCase object and returns an object (``lsp/protocol.py
 returns at once and runs in a background task: pygls does not stop a command coroutine when its
 request is cancelled, so cancel goes through ``agent.cancel`` or ``window/workDoneProgress/cancel``
 on the run's token.
-
-Applying (``agent.applyProposal``), in order:
-1. refuse with a plain reason when the client cannot take the edit (no applyEdit, a new file without
-   resource operations) or when a file changed since the agent read it (stale);
-2. without change-annotation support, ask "Apply N files (+a −d)?" first;
-3. send ONE ``workspace/applyEdit`` (a plain ``changes`` map for clients without documentChanges).
-The proposal is kept unless the client applied it.
+Applying a proposal is in ``apply.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +18,7 @@ from typing import Any, TypeVar
 
 from lsprotocol import types as t
 from pydantic import ValidationError
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from agent_ls.config import LoadedConfig
@@ -36,21 +30,19 @@ from agent_ls.instructions.agent_context import AgentContext, load_agent_context
 from agent_ls.lsp import protocol as p
 from agent_ls.lsp.approver import LspApprover
 from agent_ls.lsp.buffers import EditorBuffers
-from agent_ls.lsp.convert import EditNotSupported, build_workspace_edit
 from agent_ls.lsp.handlers import config_files
 from agent_ls.lsp.render import LspEventRenderer, usage_summary
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
 from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.runtime import Session
 from agent_ls.settings import EnvSnapshot, process_environ
-from agent_ls.workspace.apply import disk_stale_reason
 from agent_ls.workspace.diffs import line_counts, unified_diff
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=p._Lenient)
 
 
-def _parse(model: type[P], arguments: tuple[Any, ...]) -> P:
+def parse_params(model: type[P], arguments: tuple[Any, ...]) -> P:
     if len(arguments) != 1 or not isinstance(arguments[0], dict):
         raise JsonRpcInvalidParams(f"expected exactly one object argument, got {len(arguments)} argument(s)")
     try:
@@ -62,7 +54,7 @@ def _parse(model: type[P], arguments: tuple[Any, ...]) -> P:
         raise JsonRpcInvalidParams(f"invalid arguments: {problems}") from None
 
 
-def _entry(ls: AgentLanguageServer, session_id: str | None) -> SessionEntry | None:
+def session_entry(ls: AgentLanguageServer, session_id: str | None) -> SessionEntry | None:
     """The session ``session_id``, or the latest one when it is None."""
     if session_id is None:
         return next(reversed(ls.state.sessions.values()), None)
@@ -130,7 +122,7 @@ def _pos(position: p.WirePosition) -> t.Position:
     return t.Position(line=position.line, character=position.character)
 
 
-def _summary(changes: list[FileChange], session: Session | None = None) -> p.ProposalSummary:
+def proposal_summary(changes: list[FileChange], session: Session | None = None) -> p.ProposalSummary:
     counts = [line_counts(c) for c in changes]
     return p.ProposalSummary(
         files=[c.path for c in changes],
@@ -141,12 +133,12 @@ def _summary(changes: list[FileChange], session: Session | None = None) -> p.Pro
 
 
 async def run(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
-    return await _start(ls, _parse(p.RunParams, arguments))
+    return await _start(ls, parse_params(p.RunParams, arguments))
 
 
 async def run_skill(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     """``agent.runSkill``: ``agent.run`` with the task ``/<skill> <args>`` (explicit invocation)."""
-    params = _parse(p.RunSkillParams, arguments)
+    params = parse_params(p.RunSkillParams, arguments)
     task = f"/{params.skill} {params.args or ''}".strip()
     run_params = p.RunParams(
         task=task, uri=params.uri, range=params.range, model=params.model, diagnostics=params.diagnostics
@@ -232,13 +224,13 @@ def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotification:
         answer=ended.answer,
         usage=usage_summary(ended.usage),
         session_usage=usage_summary(ended.session_usage),
-        proposal=_summary(session.proposal(), session),
+        proposal=proposal_summary(session.proposal(), session),
     )
 
 
 async def cancel(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
-    params = _parse(p.SessionParams, arguments)
-    entry = _entry(ls, params.session_id)
+    params = parse_params(p.SessionParams, arguments)
+    entry = session_entry(ls, params.session_id)
     running = entry is not None and entry.run_task is not None and not entry.run_task.done()
     if running and entry is not None and entry.run_task is not None:
         entry.run_task.cancel()
@@ -246,8 +238,8 @@ async def cancel(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
 
 
 async def proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
-    params = _parse(p.SessionParams, arguments)
-    entry = _entry(ls, params.session_id)
+    params = parse_params(p.SessionParams, arguments)
+    entry = session_entry(ls, params.session_id)
     files: list[p.ProposalFile] = []
     if entry is not None:
         root = entry.session.root
@@ -271,8 +263,8 @@ async def proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
 
 
 async def discard_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
-    params = _parse(p.SessionParams, arguments)
-    entry = _entry(ls, params.session_id)
+    params = parse_params(p.SessionParams, arguments)
+    entry = session_entry(ls, params.session_id)
     if entry is None or not entry.session.proposal():
         return p.DiscardProposalResult(discarded=False).wire()
     entry.session.discard()
@@ -290,7 +282,7 @@ async def _context_for(ls: AgentLanguageServer, uri: str | None) -> AgentContext
 
 async def list_skills(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     """``agent.listSkills``: every skill found for the file, with source, path and diagnostics."""
-    params = _parse(p.ListSkillsParams, arguments) if arguments else p.ListSkillsParams()
+    params = parse_params(p.ListSkillsParams, arguments) if arguments else p.ListSkillsParams()
     skills = (await _context_for(ls, params.uri)).skills
     return p.ListSkillsResult(
         skills=[s.wire() for s in skills.skills], skipped=[d.wire() for d in skills.skipped]
@@ -300,106 +292,6 @@ async def list_skills(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any
 async def instructions(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     """``agent.instructions``: the AGENTS.md chain that applies to the file (order, bytes, truncation,
     imports)."""
-    params = _parse(p.InstructionsParams, arguments) if arguments else p.InstructionsParams()
+    params = parse_params(p.InstructionsParams, arguments) if arguments else p.InstructionsParams()
     chain = (await _context_for(ls, params.uri)).chain
     return chain.wire() if chain is not None else {}
-
-
-def _refusal(reason: str) -> dict[str, Any]:
-    return p.ApplyProposalResult(applied=False, failure_reason=reason).wire()
-
-
-def _rebase_or_refuse(
-    ls: AgentLanguageServer, root: Path, changes: list[FileChange]
-) -> tuple[list[FileChange], str | None]:
-    """The changes to send, versioned against the editor's buffers, or why the proposal is stale.
-
-    A buffer whose version moved on but whose text is still what the agent read (typed, then undone;
-    saved) is not stale: the edit is rebased on its current version. Anything else that differs is.
-    """
-    buffers = EditorBuffers(ls.workspace)
-    again = "; the proposal is kept: run the task again, or discard it"
-    rebased: list[FileChange] = []
-    for change in changes:
-        path = root / change.path
-        buffer = buffers.get(path)
-        if buffer is None:
-            if (reason := disk_stale_reason(root, change)) is not None:
-                return [], reason + again
-            rebased.append(change)
-        elif change.is_new:
-            return [], f"{change.path} was created in the editor after the agent proposed it" + again
-        elif buffer.text != change.base_text:
-            return [], f"{change.path} changed in the editor since the agent read it" + again
-        else:
-            rebased.append(replace(change, base_version=buffer.version))
-    return rebased, None
-
-
-async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
-    result = await _apply(ls, _parse(p.SessionParams, arguments))
-    outcome = "applied" if result["applied"] else f"not applied: {result['failureReason']}"
-    ls.window_log_message(t.LogMessageParams(type=t.MessageType.Info, message=f"■ apply: {outcome}"))
-    return result
-
-
-async def _apply(ls: AgentLanguageServer, params: p.SessionParams) -> dict[str, Any]:
-    entry = _entry(ls, params.session_id)
-    if entry is None:
-        return _refusal(f"no session {params.session_id}" if params.session_id else "no agent run yet")
-    if entry.run_task is not None and not entry.run_task.done():
-        return _refusal("the run is still going; wait for it to end or cancel it first")
-    session, flags = entry.session, ls.state.flags
-    changes = session.proposal()
-    if not changes:
-        return _refusal("there is no proposed change to apply")
-    if not flags.apply_edit:
-        return _refusal(
-            "the editor does not support workspace/applyEdit; "
-            "use `agent-ls run --apply` or a client that does"
-        )
-    changes, stale = _rebase_or_refuse(ls, session.root, changes)
-    if stale is not None:
-        return _refusal(stale)
-    try:
-        edit = build_workspace_edit(
-            changes,
-            root=session.root,
-            encoding=ls.workspace.position_encoding or t.PositionEncodingKind.Utf16,
-            change_annotations=flags.change_annotations,
-            resource_create=flags.resource_create,
-            label=entry.task_text[:60],
-            # Without documentChanges the edit is an unversioned `changes` map; the stale check above
-            # is then the only guard, which is why it runs for every file first.
-            document_changes=flags.document_changes,
-        )
-    except EditNotSupported as exc:
-        return _refusal(str(exc))
-    if not flags.change_annotations and flags.show_message_request:
-        summary = _summary(changes)
-        reply = await ls.window_show_message_request_async(
-            t.ShowMessageRequestParams(
-                type=t.MessageType.Info,
-                message=f"Apply {len(changes)} file(s) (+{summary.added} −{summary.removed})?",
-                actions=[t.MessageActionItem(title="Apply"), t.MessageActionItem(title="Discard")],
-            )
-        )
-        if reply is None or reply.title != "Apply":
-            if reply is not None and reply.title == "Discard":
-                session.discard()
-                return _refusal("discarded by the user")
-            return _refusal("not applied: the prompt was dismissed; the proposal is kept")
-    try:
-        result = await ls.workspace_apply_edit_async(
-            t.ApplyWorkspaceEditParams(edit=edit, label=f"agent-ls: {entry.task_text[:60]}")
-        )
-    except JsonRpcException as exc:  # eglot answers a declined edit with an error, not applied=false
-        return _refusal(f"the editor declined the edit ({exc.message}); the proposal is kept")
-    if not result.applied:
-        # VS Code's Refactor Preview answers applied=false without a reason when nothing was ticked.
-        reason = result.failure_reason or (
-            "the editor did not apply the edit (in a preview, tick the changes before Apply)"
-        )
-        return _refusal(f"{reason}; the proposal is kept")
-    session.discard()
-    return p.ApplyProposalResult(applied=True, failure_reason=None).wire()

@@ -1,0 +1,126 @@
+"""``agent.applyProposal``: hand the proposal to the editor as one ``workspace/applyEdit``.
+
+Applying (``agent.applyProposal``), in order:
+1. refuse with a plain reason when the client cannot take the edit (no applyEdit, a new file without
+   resource operations) or when a file changed since the agent read it (stale);
+2. without change-annotation support, ask "Apply N files (+a −d)?" first;
+3. send ONE ``workspace/applyEdit`` (a plain ``changes`` map for clients without documentChanges).
+The proposal is kept unless the client applied it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException
+
+from agent_ls.core.proposal import FileChange
+from agent_ls.lsp import protocol as p
+from agent_ls.lsp.buffers import EditorBuffers
+from agent_ls.lsp.convert import EditNotSupported, build_workspace_edit
+from agent_ls.lsp.handlers.commands import parse_params, proposal_summary, session_entry
+from agent_ls.lsp.state import AgentLanguageServer
+from agent_ls.workspace.apply import disk_stale_reason
+
+
+def _refusal(reason: str) -> dict[str, Any]:
+    return p.ApplyProposalResult(applied=False, failure_reason=reason).wire()
+
+
+def _rebase_or_refuse(
+    ls: AgentLanguageServer, root: Path, changes: list[FileChange]
+) -> tuple[list[FileChange], str | None]:
+    """The changes to send, versioned against the editor's buffers, or why the proposal is stale.
+
+    A buffer whose version moved on but whose text is still what the agent read (typed, then undone;
+    saved) is not stale: the edit is rebased on its current version. Anything else that differs is.
+    """
+    buffers = EditorBuffers(ls.workspace)
+    again = "; the proposal is kept: run the task again, or discard it"
+    rebased: list[FileChange] = []
+    for change in changes:
+        path = root / change.path
+        buffer = buffers.get(path)
+        if buffer is None:
+            if (reason := disk_stale_reason(root, change)) is not None:
+                return [], reason + again
+            rebased.append(change)
+        elif change.is_new:
+            return [], f"{change.path} was created in the editor after the agent proposed it" + again
+        elif buffer.text != change.base_text:
+            return [], f"{change.path} changed in the editor since the agent read it" + again
+        else:
+            rebased.append(replace(change, base_version=buffer.version))
+    return rebased, None
+
+
+async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+    result = await _apply(ls, parse_params(p.SessionParams, arguments))
+    outcome = "applied" if result["applied"] else f"not applied: {result['failureReason']}"
+    ls.window_log_message(t.LogMessageParams(type=t.MessageType.Info, message=f"■ apply: {outcome}"))
+    return result
+
+
+async def _apply(ls: AgentLanguageServer, params: p.SessionParams) -> dict[str, Any]:
+    entry = session_entry(ls, params.session_id)
+    if entry is None:
+        return _refusal(f"no session {params.session_id}" if params.session_id else "no agent run yet")
+    if entry.run_task is not None and not entry.run_task.done():
+        return _refusal("the run is still going; wait for it to end or cancel it first")
+    session, flags = entry.session, ls.state.flags
+    changes = session.proposal()
+    if not changes:
+        return _refusal("there is no proposed change to apply")
+    if not flags.apply_edit:
+        return _refusal(
+            "the editor does not support workspace/applyEdit; "
+            "use `agent-ls run --apply` or a client that does"
+        )
+    changes, stale = _rebase_or_refuse(ls, session.root, changes)
+    if stale is not None:
+        return _refusal(stale)
+    try:
+        edit = build_workspace_edit(
+            changes,
+            root=session.root,
+            encoding=ls.workspace.position_encoding or t.PositionEncodingKind.Utf16,
+            change_annotations=flags.change_annotations,
+            resource_create=flags.resource_create,
+            label=entry.task_text[:60],
+            # Without documentChanges the edit is an unversioned `changes` map; the stale check above
+            # is then the only guard, which is why it runs for every file first.
+            document_changes=flags.document_changes,
+        )
+    except EditNotSupported as exc:
+        return _refusal(str(exc))
+    if not flags.change_annotations and flags.show_message_request:
+        summary = proposal_summary(changes)
+        reply = await ls.window_show_message_request_async(
+            t.ShowMessageRequestParams(
+                type=t.MessageType.Info,
+                message=f"Apply {len(changes)} file(s) (+{summary.added} −{summary.removed})?",
+                actions=[t.MessageActionItem(title="Apply"), t.MessageActionItem(title="Discard")],
+            )
+        )
+        if reply is None or reply.title != "Apply":
+            if reply is not None and reply.title == "Discard":
+                session.discard()
+                return _refusal("discarded by the user")
+            return _refusal("not applied: the prompt was dismissed; the proposal is kept")
+    try:
+        result = await ls.workspace_apply_edit_async(
+            t.ApplyWorkspaceEditParams(edit=edit, label=f"agent-ls: {entry.task_text[:60]}")
+        )
+    except JsonRpcException as exc:  # eglot answers a declined edit with an error, not applied=false
+        return _refusal(f"the editor declined the edit ({exc.message}); the proposal is kept")
+    if not result.applied:
+        # VS Code's Refactor Preview answers applied=false without a reason when nothing was ticked.
+        reason = result.failure_reason or (
+            "the editor did not apply the edit (in a preview, tick the changes before Apply)"
+        )
+        return _refusal(f"{reason}; the proposal is kept")
+    session.discard()
+    return p.ApplyProposalResult(applied=True, failure_reason=None).wire()
