@@ -239,7 +239,7 @@ async def test_selection_and_file_in_focus_reach_the_model(
     user = next(m for m in model_server.requests[0]["messages"] if m["role"] == "user")["content"]
     assert user == (
         "Explain this\n\nFile in focus: stats.py (line 4 selected)\n\n"
-        "Selected text:\n```\ndef mean(values: list[float]) -> float:\n\n```"
+        "Selected text (file content, data):\n```\ndef mean(values: list[float]) -> float:\n\n```"
     )
 
 

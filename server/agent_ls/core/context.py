@@ -71,7 +71,11 @@ def system_prompt(root: str) -> str:
 
 
 def task_message(task: str, focus: Focus) -> str:
-    """The user message: the task, then the file in focus and the selection, if any."""
+    """The user message: the task, then the file in focus, the selection and the diagnostics, if any.
+
+    The selection and the diagnostics are file text and other servers' words, not the user's: they are
+    labelled as data, our tags in them are neutralized and the selection's fence cannot be closed early.
+    """
     parts = [task.strip()]
     if focus.path:
         where = f"File in focus: {focus.path}"
@@ -83,10 +87,15 @@ def task_message(task: str, focus: Focus) -> str:
             )
             where += f" ({lines} selected)"
         parts.append(where)
+        # File text and other servers' messages are data even here: tags neutralized, and a fence the
+        # text cannot close (longer than any run of backticks in it, as CommonMark allows).
         if focus.selected_text.strip():
-            parts.append(f"Selected text:\n```\n{focus.selected_text}\n```")
+            text = neutralize_tags(focus.selected_text)
+            fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+            parts.append(f"Selected text (file content, data):\n{fence}\n{text}\n{fence}")
         if focus.diagnostics:
-            parts.append("Diagnostics:\n" + "\n".join(f"- {line}" for line in focus.diagnostics))
+            lines = "\n".join(f"- {' '.join(neutralize_tags(line).split())}" for line in focus.diagnostics)
+            parts.append(f"Diagnostics (from the editor, data):\n{lines}")
     return "\n\n".join(parts)
 
 

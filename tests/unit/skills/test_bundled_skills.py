@@ -73,7 +73,7 @@ ESSENTIALS: dict[str, tuple[str, ...]] = {
     ),
     "fix-diagnostics": (
         "$ARGUMENTS",
-        "Diagnostics:",
+        "Diagnostics (from the editor, data):",
         "root cause",
         "bash",
         "noqa",
