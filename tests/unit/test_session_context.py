@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agent_ls.config import LoadedConfig
 from agent_ls.core.context import Focus
 from agent_ls.core.events import Event, InstructionsLoaded
 from agent_ls.core.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
 from agent_ls.core.ports import DENIED, Approval, ApprovalRequest
-from agent_ls.instructions.agent_context import AgentContext, load_agent_context
+from agent_ls.instructions.agent_context import AgentContext, load_agent_context, too_broad
 from agent_ls.runtime import Session
 from agent_ls.settings import EnvSnapshot
 from tests.unit.core.test_loop import ScriptedModel
@@ -270,3 +272,35 @@ async def test_a_skipped_instruction_file_is_said_in_the_run_log(tmp_path: Path)
     (chain,) = [e for e in events if isinstance(e, InstructionsLoaded)]
     assert "1 skipped: symlinked AGENTS.md not followed" in chain.detail
     session.close()
+
+
+def test_a_skill_folder_too_broad_to_open_is_not_readable(tmp_path: Path) -> None:
+    """A user skills root linked to the home (``~/.agents/skills -> ~``) with a ``~/SKILL.md``: the skill
+    loads, but its folder (the whole home, credentials included) never becomes readable."""
+    root = _workspace(tmp_path)
+    home = tmp_path / "home"
+    (home / ".agents").mkdir(parents=True)
+    (home / ".agents" / "skills").symlink_to(home)
+    (home / "SKILL.md").write_text("---\nname: wide\ndescription: Wide. Use when asked.\n---\nb\n")
+    context = _context(root, tmp_path)
+    assert context.skills.get("wide") is not None
+    assert home.resolve() not in context.readable_dirs()
+
+
+@pytest.mark.parametrize(
+    ("folder", "broad"),
+    [
+        ("/", True),
+        ("home", True),
+        ("home/.aws", True),
+        ("home/.aws/sub", True),
+        ("home/.config", True),  # holds .config/gh and .config/gcloud
+        (".", True),  # above the workspace
+        ("home/.agents/skills/fine", False),
+        ("home/.config/agent-ls/skills/fine", False),
+    ],
+)
+def test_too_broad(tmp_path: Path, folder: str, broad: bool) -> None:
+    root = tmp_path / "ws"
+    path = Path(folder) if folder == "/" else tmp_path / folder
+    assert too_broad(path, root, tmp_path / "home") is broad

@@ -36,6 +36,7 @@ from agent_ls.instructions.skills import (
     render_catalog,
 )
 from agent_ls.path_policy import path_policy_for
+from agent_ls.policy.sandbox import HOME_CREDENTIALS
 from agent_ls.settings import EnvSnapshot
 from agent_ls.workspace.paths import is_secret as default_is_secret
 
@@ -80,6 +81,23 @@ def skill_settings(config: SkillsConfig, workspace_root: Path) -> SkillSettings:
     return SkillSettings(extra_roots=roots)
 
 
+def too_broad(directory: Path, workspace_root: Path, home: Path | None) -> bool:
+    """True for a skill folder that must not become readable: ``/``, the home or a folder above it, a
+    folder above the workspace, or one that holds (or lies in) a credentials folder of the home
+    (``policy.sandbox.HOME_CREDENTIALS``: ``.aws``, ``.git-credentials``, …). A linked user skills root
+    (``~/.agents/skills -> ~``) would otherwise open the whole home to read_file."""
+    real = directory.resolve()
+    if real == Path(real.anchor) or workspace_root.resolve().is_relative_to(real):
+        return True
+    if home is None:
+        return False
+    home = home.resolve()
+    if home.is_relative_to(real):
+        return True
+    credentials = (home / name for name in HOME_CREDENTIALS if "*" not in name)
+    return any(c.is_relative_to(real) or real.is_relative_to(c) for c in credentials)
+
+
 def marker_above(root: Path, config: LoadedConfig) -> Path | None:
     """The nearest folder above ``root`` holding a project root marker (``.git``), or None: a workspace
     opened in a subfolder of a repository misses the AGENTS.md files and skills above it."""
@@ -114,6 +132,7 @@ class AgentContext:
         focus: the absolute path in focus the chain was built for, or None (the workspace root).
         is_secret: the session's secret test on workspace-relative paths: secret files are never
             loaded as instructions.
+        home: the user's home (a skill folder holding it, or its credentials, is never opened up).
     """
 
     workspace_root: Path
@@ -123,6 +142,7 @@ class AgentContext:
     catalog_budget: int = field(default_factory=lambda: catalog_budget_chars(None))
     focus: Path | None = None
     is_secret: Callable[[str], bool] = default_is_secret
+    home: Path | None = None
 
     def prefix(self) -> str:
         """The instruction files, then the skills catalog: the text after the system prompt ("" for
@@ -134,11 +154,11 @@ class AgentContext:
         return "\n\n".join(part for part in parts if part)
 
     def readable_dirs(self) -> tuple[Path, ...]:
-        """The folders of skills outside the workspace: read_file may read them (never write)."""
+        """The folders of skills outside the workspace: read_file may read them (never write), and the
+        sandbox mounts them read-only. A folder too broad to open up is left out (``too_broad``)."""
         root = self.workspace_root.resolve()
-        return tuple(
-            dict.fromkeys(s.base_dir for s in self.skills.skills if not s.base_dir.is_relative_to(root))
-        )
+        found = (s.base_dir for s in self.skills.skills if not s.base_dir.is_relative_to(root))
+        return tuple(d for d in dict.fromkeys(found) if not too_broad(d, root, self.home))
 
     def governing(self, rel: str) -> list[str]:
         """The labels of the AGENTS.md files (root first) that govern the workspace file ``rel``."""
@@ -234,4 +254,5 @@ def load_agent_context(
         catalog_budget=catalog_budget_chars(context_window),
         focus=focus,
         is_secret=is_secret,
+        home=home_dir(env),
     )
