@@ -201,7 +201,7 @@ class Session:
         self.context = context
         self.activations.skills = context.skills
         self._set_skill_tool()
-        nested = context.nested_instructions()
+        nested = context.nested_instructions(self.nested.spent if self.nested is not None else 0)
         if self.nested is not None and nested is not None:
             self.nested.replace(nested)  # a changed nested file comes again at the next touch
         self.policy.paths.allow_reading(context.readable_dirs())  # folders of skills added since

@@ -304,3 +304,37 @@ def test_too_broad(tmp_path: Path, folder: str, broad: bool) -> None:
     root = tmp_path / "ws"
     path = Path(folder) if folder == "/" else tmp_path / folder
     assert too_broad(path, root, tmp_path / "home") is broad
+
+
+async def test_after_a_reload_the_nested_budget_and_once_per_session_hold(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    for name in ("a", "b"):
+        (root / name).mkdir()
+        (root / name / "AGENTS.md").write_text(name * 30_000, encoding="utf-8")
+        (root / name / "f.py").write_text("x = 1\n", encoding="utf-8")
+    generation = [0]
+    session = _session(
+        root,
+        _context(root, tmp_path),
+        reload_context=lambda: _context(root, tmp_path),
+        context_generation=lambda: generation[0],
+    )
+
+    class EditsRoot(ScriptedModel):
+        async def complete(self, messages, tools, emit):  # type: ignore[no-untyped-def]
+            if len(self.seen) == 2:  # the root AGENTS.md changes: a reload
+                (root / "AGENTS.md").write_text("Root rule v2.\n", encoding="utf-8")
+                generation[0] += 1
+            return await super().complete(messages, tools, emit)
+
+    reads = [ToolCall(f"c{i}", "read_file", f'{{"path": "{p}/f.py"}}') for i, p in enumerate("abab")]
+    model = EditsRoot(
+        [*(AssistantMessage(text="", tool_calls=(call,)) for call in reads), AssistantMessage("done")]
+    )
+    await session.run(task="go", focus=Focus(), open_model=lambda: model, emit=lambda e: None)
+    results = [m.content for m in model.seen[-1] if getattr(m, "call_id", None)]
+    assert "Instructions from: a/AGENTS.md" in results[0]
+    assert "Instructions from: b/AGENTS.md" in results[1] and "[truncated: " in results[1]
+    assert "Instructions from" not in results[2] + results[3]  # unchanged: never again, even cut short
+    assert session.nested is not None and session.nested.spent <= 32 * 1024
+    session.close()

@@ -171,44 +171,62 @@ class AgentContext:
         nested = self.nested_instructions()
         return NestedAttacher(nested) if nested is not None else None
 
-    def nested_instructions(self) -> NestedInstructions | None:
-        """The nested files below this context's chain (none loaded yet); None without a chain."""
+    def nested_instructions(self, spent: int = 0) -> NestedInstructions | None:
+        """The nested files below this context's chain (none loaded yet; ``spent`` bytes of the session's
+        nested budget already used); None without a chain."""
         if self.chain is None:
             return None
-        return NestedInstructions(self.chain, self.settings, is_secret=self.is_secret)
+        return NestedInstructions(self.chain, self.settings, is_secret=self.is_secret, spent=spent)
 
 
 class NestedAttacher:
     """``tools.base.InstructionAttacher`` over ``agents_md.NestedInstructions``.
 
-    It remembers what it delivered (real path → text), so that after a reload (``replace``: an
-    instruction file changed on disk) a file is attached again only when its text changed, at the next
-    touch inside its folder; an unchanged one is not repeated.
+    It remembers what it delivered, with the file's size and modification time then, so that after a
+    reload (``replace``: an instruction file changed on disk) a file is attached again only when it
+    changed on disk, at the next touch inside its folder; an unchanged one is never repeated, and the
+    session's nested budget carries over (``spent``).
     """
 
     def __init__(self, nested: NestedInstructions) -> None:
         self._nested = nested
-        self._delivered: dict[Path, InstructionFile] = {}
+        self._delivered: dict[Path, tuple[tuple[int, int] | None, InstructionFile]] = {}
+
+    @property
+    def spent(self) -> int:
+        """Bytes of nested instructions given to the model so far in this session."""
+        return sum(file.kept_bytes for _, file in self._delivered.values())
 
     def replace(self, nested: NestedInstructions) -> None:
-        """Use ``nested`` (built from a reloaded chain) from now on, keeping what was delivered."""
+        """Use ``nested`` (built from a reloaded chain, with ``spent``) from now on; what was delivered
+        is kept."""
         self._nested = nested
 
     def on_touch(self, rel: str, *, is_dir: bool) -> tuple[str, tuple[str, ...]]:
-        files = [
-            f
-            for f in self._nested.on_touch(rel, is_dir=is_dir)
-            if (seen := self._delivered.get(f.real_path)) is None or seen.text != f.text
-        ]
-        for f in files:
-            self._delivered.pop(f.real_path, None)
-            self._delivered[f.real_path] = f  # re-inserted: the order is the order of delivery
+        files = []
+        for file in self._nested.on_touch(rel, is_dir=is_dir):
+            stamp = _stamp(file.real_path)
+            seen = self._delivered.get(file.real_path)
+            if seen is not None and seen[0] == stamp:
+                continue
+            self._delivered.pop(file.real_path, None)
+            self._delivered[file.real_path] = (stamp, file)  # re-inserted: the order of delivery
+            files.append(file)
         return "\n\n".join(render_nested(f) for f in files), tuple(f.label for f in files)
 
     def loaded(self) -> tuple[InstructionFile, ...]:
         """The latest version of every nested file attached so far, in order of delivery (what a
         compaction re-attaches)."""
-        return tuple(self._delivered.values())
+        return tuple(file for _, file in self._delivered.values())
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """``(size, mtime_ns)`` of ``path``, or None when it cannot be read."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns
 
 
 def load_agent_context(

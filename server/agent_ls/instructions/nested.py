@@ -38,13 +38,16 @@ class NestedInstructions:
         settings: InstructionSettings,
         *,
         is_secret: Callable[[str], bool] = default_is_secret,
+        spent: int = 0,
     ) -> None:
+        """``spent``: bytes of nested files already given in this session by an earlier instance (after a
+        reload): they count against the session's ``max_total_bytes``."""
         self._settings = settings
         self._loader = Loader(chain.workspace_root, settings, is_secret)
         self._loader.seed(chain.files)
         self._covered = set(self._loader.dirs(chain.project_root, chain.focus_dir))
         self._examined: set[Path] = set()
-        self._left = settings.max_total_bytes
+        self._left = max(0, settings.max_total_bytes - spent)
         self._loaded: list[InstructionFile] = []
 
     def on_touch(self, rel: str, *, is_dir: bool) -> tuple[InstructionFile, ...]:
