@@ -160,6 +160,7 @@ class Session:
             mode=config.permissions.shell_mode,
             key_names=[p.api_key_env for p in config.providers.values() if p.api_key_env],
             paths=paths,
+            skill_dirs=self._active_skill_dirs,
         )
         self.nested = context.nested()
         self.registry = ToolRegistry(
@@ -173,6 +174,12 @@ class Session:
         self._set_skill_tool()
         self.history: list[Message] = []
         self.last_run: RunEnded | None = None
+
+    def _active_skill_dirs(self) -> list[Path]:
+        """The folders of the activated skills that may be read outside the workspace (for the sandbox)."""
+        readable = set(self.policy.paths.extra_dirs)
+        found = (self.context.skills.get(a.name) for a in self.activations.active())
+        return [s.base_dir for s in found if s is not None and s.base_dir.resolve() in readable]
 
     def _set_skill_tool(self) -> None:
         names = [skill.name for skill in self.context.skills.model_invocable()]

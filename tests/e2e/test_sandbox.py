@@ -249,8 +249,8 @@ def test_a_killed_run_leaves_no_process_behind(
 def test_a_user_skill_script_runs_and_its_secrets_stay_masked(
     project: Path, home: Path, config_dir: Path
 ) -> None:
-    """A user skill's folder (outside the workspace, in the hidden home) is mounted read-only: its
-    scripts run; the secrets in it are masked; nothing else of the home reappears."""
+    """An activated user skill's folder (outside the workspace, in the hidden home) is mounted read-only:
+    its scripts run; the secrets in it are masked; nothing else of the home reappears."""
     skill = home / ".agents" / "skills" / "check"
     (skill / "scripts").mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: check\ndescription: Check. Use when asked.\n---\nRun it.\n")
@@ -258,12 +258,16 @@ def test_a_user_skill_script_runs_and_its_secrets_stay_masked(
     (skill / ".env").write_text("TOKEN=e2e-skill-secret\n")
     script = shlex.quote(str(skill / "scripts" / "check.sh"))
     steps = [
+        bash(f"bash {script}; echo before-activation"),  # not activated yet: not in the sandbox
+        {"tool_calls": [{"name": "skill", "arguments": {"name": "check"}}]},
         bash(f"bash {script}"),
         bash(f"grep -r e2e {shlex.quote(str(skill))}; echo searched"),  # the mask, not the policy
         bash(f"cat {shlex.quote(str(home / 'keep.txt'))}; echo tried"),
         {"content": "done"},
     ]
-    ran, searched, home_read = run_to_end(steps, project, home, config_dir)
+    before, activated, ran, searched, home_read = run_to_end(steps, project, home, config_dir)
+    assert "before-activation" in before and "e2e-skill-script-ran" not in before
+    assert "Run it." in activated
     assert "e2e-skill-script-ran" in ran
     assert "searched" in searched and "e2e-skill-script-ran" in searched  # the folder was searched...
     assert "e2e-skill-secret" not in searched  # ... without its secret

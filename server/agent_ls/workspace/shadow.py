@@ -429,6 +429,10 @@ def _forbidden(name: str, key_names: set[str]) -> bool:
     )
 
 
+SKILL_DIR_MAX_ENTRIES = 2_000
+"""A skill folder with more entries is not mounted in the sandbox (too large to check for secrets)."""
+
+
 class ShellRunner:
     """Runs shell commands in the session's shadow copy (the core ``CommandRunner`` port).
 
@@ -451,8 +455,10 @@ class ShellRunner:
         may_propose: whether a command's change of a workspace-relative path may enter the proposal
             (wire the permission engine's edit verdict: a path whose edit is denied stays out);
             every reviewable path when None.
-        paths: the session's path policy: its extra directories (the folders of user and bundled skills,
-            so that their scripts run) are mounted read-only in the sandbox, their secrets masked.
+        paths: the session's path policy: it finds the secrets to mask in ``skill_dirs``.
+        skill_dirs: the folders of the activated skills outside the workspace (asked before each
+            command), mounted read-only in the sandbox so that their scripts run, their secrets masked;
+            a folder over ``SKILL_DIR_MAX_ENTRIES`` entries is left out, with a note.
     """
 
     def __init__(
@@ -470,9 +476,12 @@ class ShellRunner:
         max_file_bytes: int = MAX_FILE_BYTES,
         may_propose: Callable[[str], bool] | None = None,
         paths: PathPolicy | None = None,
+        skill_dirs: Callable[[], Sequence[Path]] = tuple,
     ) -> None:
         self._shadow = shadow
         self._paths = paths
+        self._skill_dirs = skill_dirs
+        self._skill_scans: dict[Path, tuple[int, list[Path] | None]] = {}
         self._may_propose = may_propose
         self._overlay = overlay
         self._env = child_environment(environ, venv=venv, key_names=key_names)
@@ -519,7 +528,7 @@ class ShellRunner:
             self._unsettled = None
         cwd, before = await self._shadow.prepare(self._overlay)
         self._unsettled = before  # until the changes are brought back: a cancellation leaves it set
-        extra, extra_secrets = await asyncio.to_thread(self._extra_mounts)
+        extra, extra_secrets, too_big = await asyncio.to_thread(self._extra_mounts)
         result = await execute(
             [self._shell, "-c", command],
             cwd=cwd,
@@ -529,7 +538,7 @@ class ShellRunner:
             timeout_s=timeout_s,
             head_chars=self._head_chars,
             tail_chars=self._tail_chars,
-            note=self._notes(sandbox, self._shadow.left_out),
+            note=self._notes(sandbox, self._shadow.left_out, too_big),
             readonly=[*self._readonly(), *extra],
             masked=[*self._shadow.masked, *extra_secrets],
         )
@@ -561,10 +570,17 @@ class ShellRunner:
             masked=hidden.paths if hidden is not None else (),
         )
 
-    def _notes(self, sandbox: Sandbox | None, left_out: tuple[str, ...]) -> str | None:
-        """The lines to put before a command's output: ``NO_SANDBOX_NOTE`` the first time, and the
-        folders ``left_out`` (or hidden) for their size whenever that list changes; None for none."""
-        notes = []
+    def _notes(
+        self, sandbox: Sandbox | None, left_out: tuple[str, ...], too_big: Sequence[Path] = ()
+    ) -> str | None:
+        """The lines to put before a command's output: ``NO_SANDBOX_NOTE`` the first time, the folders
+        ``left_out`` (or hidden) for their size whenever that list changes, and the skill folders too big
+        to mount; None for none."""
+        notes = [
+            f"[agent-ls: the skill folder {d} holds over {SKILL_DIR_MAX_ENTRIES:,} entries: it is not in the "
+            "sandbox, so its scripts cannot run here]"
+            for d in too_big
+        ]
         if sandbox is None and not self._noted:
             self._noted = True
             notes.append(NO_SANDBOX_NOTE)
@@ -593,17 +609,29 @@ class ShellRunner:
                 env[name] = os.path.join(home, directory)
         return env
 
-    def _extra_mounts(self) -> tuple[list[Path], list[Path]]:
-        """The extra directories to mount read-only (skill folders), and the secrets in them to mask; a
-        folder too large to check is left out."""
+    def _extra_mounts(self) -> tuple[list[Path], list[Path], list[Path]]:
+        """The activated skills' folders to mount read-only, the secrets in them to mask, and the folders
+        too large to check (left out). Each folder is scanned once, again only when it changed."""
         mounts: list[Path] = []
         secrets: list[Path] = []
-        for directory in self._paths.extra_dirs if self._paths is not None else ():
-            found = self._paths.secrets_under(directory) if self._paths is not None else None
-            if found is not None:
+        too_big: list[Path] = []
+        if self._paths is None:
+            return mounts, secrets, too_big
+        for directory in self._skill_dirs():
+            try:
+                stamp = directory.stat().st_mtime_ns
+            except OSError:
+                continue
+            cached = self._skill_scans.get(directory)
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, self._paths.secrets_under(directory, SKILL_DIR_MAX_ENTRIES))
+                self._skill_scans[directory] = cached
+            if cached[1] is None:
+                too_big.append(directory)
+            else:
                 mounts.append(directory)
-                secrets.extend(found)
-        return mounts, secrets
+                secrets.extend(cached[1])
+        return mounts, secrets, too_big
 
     def _readonly(self) -> list[Path]:
         """Real paths the sandbox mounts read-only: what the copy links to, and the venv when it lies
