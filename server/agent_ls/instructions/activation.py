@@ -34,7 +34,8 @@ MAX_LISTED_FILES = 20
 
 # "/code-review args": a skill name as skills-ref accepts it (Unicode letters and digits, "-"), leniently
 # any case and with "." or "_", then blanks or the end.
-_SLASH = re.compile(r"\s*/([^\W_][\w.-]*)(?:\s+(.*))?\s*\Z", re.DOTALL)
+# Punctuation right after the name is not part of it ("/code-review: focus auth", "/explain, please").
+_SLASH = re.compile(r"\s*/([^\W_][\w.-]*?)[.:,;!?]*(?:\s+(.*))?\s*\Z", re.DOTALL)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,11 @@ from agent_ls.instructions.activation import parse_slash
         ("/ code-review", None),
         ("/-x", None),
         ("plain task", None),
+        ("/code-review: focus auth", ("code-review", "focus auth")),
+        ("/explain, please", ("explain", "please")),
+        ("/explain.", ("explain", "")),
+        ("/v1.2 notes", ("v1.2", "notes")),
+        ("/code-review:focus", None),
     ],
 )
 def test_parse_slash(task: str, expected: tuple[str, str] | None) -> None:
