@@ -170,7 +170,7 @@ async def run_headless(
             file=sys.stderr,
         )
     for diagnostic in context.skills.skipped:
-        print(f"agent-ls: skill not loaded: {diagnostic}", file=sys.stderr)
+        print(f"agent-ls: {diagnostic}", file=sys.stderr)
     session = Session(
         root=workspace,
         approver=TerminalApprover(yes=yes),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +33,7 @@ from agent_ls.core.proposal import FileChange
 from agent_ls.instructions.activation import SkillActivations, find_skill, near_names, parse_slash
 from agent_ls.instructions.agent_context import AgentContext
 from agent_ls.instructions.agents_md import render_nested
+from agent_ls.instructions.catalog import render_catalog
 from agent_ls.path_policy import path_policy_for
 from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
@@ -95,8 +97,11 @@ def _chain_detail(context: AgentContext) -> str:
         skipped = [n for n in context.chain.notices if n.severity != "information"]
         if skipped:  # visible in the run's log, not only in `agent-ls instructions`
             parts.append(f"{len(skipped)} skipped: {skipped[0].message}")
-    count = len(context.skills.model_invocable())
+    invocable = context.skills.model_invocable()
+    count = len(invocable)
     parts.append(f"{count} skill{'' if count == 1 else 's'} in the catalog")
+    if count and len(render_catalog(invocable, sys.maxsize)) > context.catalog_budget:
+        parts.append(f"descriptions shortened to fit {context.catalog_budget:,} characters")
     return "; ".join(parts)
 
 

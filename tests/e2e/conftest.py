@@ -66,7 +66,9 @@ def model_server() -> Iterator[FakeModelServer]:
 # server reads its config at each run). Empty by default, so the developer's own config never leaks in.
 CONFIG_DIR = Path(tempfile.mkdtemp(prefix="agent-ls-e2e-config-"))
 
-SERVER_ENV = {"AGENT_LS_API_KEY": SECRET_KEY, "AGENT_LS_CONFIG_DIR": str(CONFIG_DIR)}
+# An empty home too: the developer's own ~/.agents/skills never leak into the servers under test.
+HOME_DIR = Path(tempfile.mkdtemp(prefix="agent-ls-e2e-home-"))
+SERVER_ENV = {"AGENT_LS_API_KEY": SECRET_KEY, "AGENT_LS_CONFIG_DIR": str(CONFIG_DIR), "HOME": str(HOME_DIR)}
 
 
 @pytest.fixture

@@ -12,6 +12,13 @@ from tests.e2e.test_cli import _agent_ls, _script
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 
 
+def _home(tmp_path: Path) -> dict[str, str]:
+    """An empty home: the developer's own ~/.agents/skills never leak into these runs."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return {"HOME": str(home)}
+
+
 def _monorepo(tmp_path: Path) -> Path:
     """AM04 (pydantic-ai's nested AGENTS.md files) copied with its symlinks, plus a .git marker."""
     root = tmp_path / "pydantic-ai"
@@ -23,7 +30,7 @@ def _monorepo(tmp_path: Path) -> Path:
 def test_instructions_prints_the_chain_for_a_file_root_first(tmp_path: Path) -> None:
     root = _monorepo(tmp_path)
     target = root / "pydantic_ai_slim" / "pydantic_ai" / "models" / "openai.py"
-    ran = _agent_ls("instructions", str(target), "--workspace", str(root), cwd=tmp_path)
+    ran = _agent_ls("instructions", str(target), "--workspace", str(root), cwd=tmp_path, env=_home(tmp_path))
     assert ran.returncode == 0, ran.stderr
     lines = [line for line in ran.stdout.splitlines() if line[:2] in ("1.", "2.", "3.", "4.")]
     assert [line.split()[1] for line in lines] == [
@@ -32,7 +39,9 @@ def test_instructions_prints_the_chain_for_a_file_root_first(tmp_path: Path) -> 
         "pydantic_ai_slim/pydantic_ai/models/AGENTS.md",
     ]
 
-    as_json = _agent_ls("instructions", str(target), "--workspace", str(root), "--json", cwd=tmp_path)
+    as_json = _agent_ls(
+        "instructions", str(target), "--workspace", str(root), "--json", cwd=tmp_path, env=_home(tmp_path)
+    )
     chain = json.loads(as_json.stdout)
     assert [f["label"] for f in chain["files"]] == [line.split()[1] for line in lines]
     assert chain["totalBytes"] == 26_720
@@ -41,14 +50,16 @@ def test_instructions_prints_the_chain_for_a_file_root_first(tmp_path: Path) -> 
 def test_instructions_shows_truncation_and_refused_imports(tmp_path: Path) -> None:
     jint = tmp_path / "jint"
     shutil.copytree(CORPUS / "agents-md" / "sebastienros__jint", jint, symlinks=True)
-    ran = _agent_ls("instructions", "--workspace", str(jint), cwd=tmp_path)
+    ran = _agent_ls("instructions", "--workspace", str(jint), cwd=tmp_path, env=_home(tmp_path))
     assert "truncated: 32,768 of 126,123 bytes" in ran.stdout, ran.stdout
     assert "warning" in ran.stdout
 
     dotfiles = tmp_path / "dotfiles"
     shutil.copytree(CORPUS / "agents-md" / "mkarrmann__dotfiles", dotfiles, symlinks=True)
     target = dotfiles / "claude_config" / "x.md"
-    ran = _agent_ls("instructions", str(target), "--workspace", str(dotfiles), "--json", cwd=tmp_path)
+    ran = _agent_ls(
+        "instructions", str(target), "--workspace", str(dotfiles), "--json", cwd=tmp_path, env=_home(tmp_path)
+    )
     (file,) = json.loads(ran.stdout)["files"]
     assert {i["status"] for i in file["imports"]} == {"refused"}
     assert ran.returncode in (0, 1)
@@ -61,12 +72,14 @@ def test_skills_lists_bundled_and_project_skills_with_diagnostics(tmp_path: Path
     shutil.copytree(
         CORPUS / "skills" / "dallay__agentsync" / ".agents" / "skills" / "astrolicious-astro", skill
     )
-    ran = _agent_ls("skills", "--workspace", str(root), cwd=tmp_path)
+    ran = _agent_ls("skills", "--workspace", str(root), cwd=tmp_path, env=_home(tmp_path))
     assert "code-review [bundled, model and user]" in ran.stdout, ran.stdout
     assert "astro [project" in ran.stdout
     assert "must match skill name" in ran.stdout
 
-    listed = json.loads(_agent_ls("skills", "--workspace", str(root), "--json", cwd=tmp_path).stdout)
+    listed = json.loads(
+        _agent_ls("skills", "--workspace", str(root), "--json", cwd=tmp_path, env=_home(tmp_path)).stdout
+    )
     names = {s["name"]: s["source"] for s in listed["skills"]}
     assert names["astro"] == "project" and names["explain"] == "bundled"
 
@@ -97,7 +110,9 @@ def test_a_file_outside_the_workspace_is_a_usage_error(tmp_path: Path) -> None:
     root.mkdir()
     elsewhere = tmp_path / "elsewhere.py"
     elsewhere.write_text("x = 1\n", encoding="utf-8")
-    ran = _agent_ls("instructions", str(elsewhere), "--workspace", str(root), cwd=tmp_path)
+    ran = _agent_ls(
+        "instructions", str(elsewhere), "--workspace", str(root), cwd=tmp_path, env=_home(tmp_path)
+    )
     assert ran.returncode == 2 and "not inside the workspace" in ran.stderr
     ran = _agent_ls(
         "run",

@@ -135,7 +135,16 @@ class Loader:
             return self.root
         path = self.root / inside
         directory = path if path == self.root or path.is_dir() else path.parent
-        return first_party(self.root, directory)
+        kept = first_party(self.root, directory)
+        if kept != directory:
+            folder = directory.relative_to(self.root).parts[len(kept.relative_to(self.root).parts)]
+            above = kept.relative_to(self.root).as_posix()
+            message = (
+                f"the focus is inside {folder}/, a dependency folder: instruction files and skills there "
+                f"are never loaded; the chain is that of {'the workspace root' if above == '.' else above}"
+            )
+            self._notice(path, "information", message)
+        return kept
 
     def project_root(self, directory: Path) -> Path:
         """The nearest ancestor-or-self of ``directory`` with a marker, up to the root; else the root."""

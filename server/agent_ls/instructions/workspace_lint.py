@@ -38,6 +38,7 @@ from agent_ls.instructions.agent_context import (
     skill_settings,
 )
 from agent_ls.instructions.agents_md import InstructionChain, InstructionSettings, load_chain
+from agent_ls.instructions.discovery import first_party
 from agent_ls.instructions.frontmatter import read_head
 from agent_ls.instructions.skill_lint import spec_diagnostics
 from agent_ls.instructions.skill_parse import parse_skill
@@ -278,6 +279,8 @@ def not_loaded_reason(chain: InstructionChain, path: Path) -> str | None:
     notice = next((n.message for n in chain.notices if n.path == path), None)
     if notice is not None:
         return notice
+    if first_party(chain.workspace_root, path.parent) != path.parent:
+        return "its folder is inside a dependency folder (node_modules, vendor, .venv, …): never loaded"
     scope = scope_of(chain, chain.focus_dir)
     chosen = next((f.label for f in chain.files if f.kind == "project" and f.scope == scope), None)
     if chosen is None:

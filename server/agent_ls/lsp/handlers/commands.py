@@ -153,6 +153,10 @@ def _load_context(root: Path, focus: Path | None, config: LoadedConfig) -> Agent
 
 async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None = None) -> dict[str, Any]:
     root, focus = _root_and_focus(ls, params)
+    file_path = _file_path(params.uri)
+    if file_path is not None and focus.path is None:  # never silently: the run cannot see that file
+        message = f"agent-ls: {file_path} is outside the workspace folder {root}; the run works without it"
+        ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=message))
     settings = ls.state.settings
     config = config_files.for_root(ls, root)
     focus_path = root / focus.path if focus.path else None
