@@ -136,6 +136,7 @@ THIRD_PARTY: dict[str, str | bytes] = {
     "web/node_modules/evil/sub/AGENTS.md": "EVIL deeper",
     ".venv/lib/python3.11/site-packages/pkg/AGENTS.md": "EVIL venv",
     "vendor/lib/AGENTS.md": "EVIL vendored",
+    "web/Node_Modules/evil/AGENTS.md": "EVIL cased",
 }
 
 
@@ -147,6 +148,7 @@ THIRD_PARTY: dict[str, str | bytes] = {
         ".venv/lib/python3.11/site-packages/pkg/mod.py",
         ".git/hooks/pre-commit",
         "vendor/lib/x.go",
+        "web/Node_Modules/evil/index.js",
     ],
 )
 def test_instructions_inside_dependencies_are_never_attached(tmp_path: Path, touch: str) -> None:
