@@ -8,12 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from agent_ls.config import LoadedConfig
+from agent_ls.config import InstructionsConfig, LoadedConfig
 from agent_ls.core.context import Focus
 from agent_ls.core.events import Event, InstructionsLoaded
 from agent_ls.core.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
 from agent_ls.core.ports import DENIED, Approval, ApprovalRequest
-from agent_ls.instructions.agent_context import AgentContext, load_agent_context, too_broad
+from agent_ls.instructions.agent_context import (
+    AgentContext,
+    instruction_settings,
+    load_agent_context,
+    too_broad,
+)
+from agent_ls.instructions.agents_md import InstructionSettings
 from agent_ls.runtime import Session
 from agent_ls.settings import EnvSnapshot
 from tests.unit.core.test_loop import ScriptedModel
@@ -48,6 +54,18 @@ def _context(root: Path, tmp_path: Path) -> AgentContext:
 
 def _session(root: Path, context: AgentContext, **more: object) -> Session:
     return Session(root=root, approver=Deny(), environ={}, context=context, **more)  # type: ignore[arg-type]
+
+
+def _reloading_session(root: Path, tmp_path: Path) -> tuple[Session, list[int]]:
+    """A session that reloads its context when ``generation[0]`` moves (what the file watcher does)."""
+    generation = [0]
+    session = _session(
+        root,
+        _context(root, tmp_path),
+        reload_context=lambda: _context(root, tmp_path),
+        context_generation=lambda: generation[0],
+    )
+    return session, generation
 
 
 def test_the_prefix_is_rebuilt_byte_identically(tmp_path: Path) -> None:
@@ -92,13 +110,7 @@ async def test_explicit_invocation_then_the_skill_tool_is_deduplicated(tmp_path:
 
 async def test_a_changed_agents_md_reaches_the_next_turn(tmp_path: Path) -> None:
     root = _workspace(tmp_path)
-    generation = [0]
-    session = _session(
-        root,
-        _context(root, tmp_path),
-        reload_context=lambda: _context(root, tmp_path),
-        context_generation=lambda: generation[0],
-    )
+    session, generation = _reloading_session(root, tmp_path)
 
     class EditsAgentsMd(ScriptedModel):
         async def complete(self, messages, tools, emit):  # type: ignore[no-untyped-def]
@@ -186,13 +198,7 @@ def test_a_dependency_cannot_shadow_a_skill_through_the_file_in_focus(tmp_path: 
 
 async def test_a_changed_nested_file_comes_again_at_the_next_touch_and_only_then(tmp_path: Path) -> None:
     root = _workspace(tmp_path)
-    generation = [0]
-    session = _session(
-        root,
-        _context(root, tmp_path),
-        reload_context=lambda: _context(root, tmp_path),
-        context_generation=lambda: generation[0],
-    )
+    session, generation = _reloading_session(root, tmp_path)
     read = '{"path": "pkg/a.py"}'
 
     class EditsNested(ScriptedModel):
@@ -312,13 +318,7 @@ async def test_after_a_reload_the_nested_budget_and_once_per_session_hold(tmp_pa
         (root / name).mkdir()
         (root / name / "AGENTS.md").write_text(name * 30_000, encoding="utf-8")
         (root / name / "f.py").write_text("x = 1\n", encoding="utf-8")
-    generation = [0]
-    session = _session(
-        root,
-        _context(root, tmp_path),
-        reload_context=lambda: _context(root, tmp_path),
-        context_generation=lambda: generation[0],
-    )
+    session, generation = _reloading_session(root, tmp_path)
 
     class EditsRoot(ScriptedModel):
         async def complete(self, messages, tools, emit):  # type: ignore[no-untyped-def]
@@ -338,3 +338,11 @@ async def test_after_a_reload_the_nested_budget_and_once_per_session_hold(tmp_pa
     assert "Instructions from" not in results[2] + results[3]  # unchanged: never again, even cut short
     assert session.nested is not None and session.nested.spent <= 32 * 1024
     session.close()
+
+
+def test_the_instructions_table_overrides_only_the_keys_it_sets() -> None:
+    assert instruction_settings(InstructionsConfig()) == InstructionSettings()
+    config = InstructionsConfig(fallback_filenames=[".claude/CLAUDE.md"], max_total_bytes=0)
+    assert instruction_settings(config) == InstructionSettings(
+        fallback_filenames=(".claude/CLAUDE.md",), max_total_bytes=0
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 
@@ -57,22 +57,15 @@ def catalog_budget_chars(context_window: int | None) -> int:
 
 
 def instruction_settings(config: InstructionsConfig) -> InstructionSettings:
-    """The ``[instructions]`` table over the defaults."""
-    defaults = InstructionSettings()
-    return InstructionSettings(
-        project_root_markers=tuple(config.project_root_markers)
-        if config.project_root_markers is not None
-        else defaults.project_root_markers,
-        fallback_filenames=tuple(config.fallback_filenames)
-        if config.fallback_filenames is not None
-        else defaults.fallback_filenames,
-        max_file_bytes=config.max_file_bytes
-        if config.max_file_bytes is not None
-        else defaults.max_file_bytes,
-        max_total_bytes=config.max_total_bytes
-        if config.max_total_bytes is not None
-        else defaults.max_total_bytes,
-    )
+    """The ``[instructions]`` table over the defaults (unset keys keep them)."""
+    given = {k: v for k, v in config.model_dump(exclude_none=True).items() if k in _SETTING_NAMES}
+    for key in ("project_root_markers", "fallback_filenames"):
+        if key in given:
+            given[key] = tuple(given[key])
+    return replace(InstructionSettings(), **given)
+
+
+_SETTING_NAMES = frozenset(f.name for f in fields(InstructionSettings))
 
 
 def skill_settings(config: SkillsConfig, workspace_root: Path) -> SkillSettings:
