@@ -158,7 +158,7 @@ def _doctor(argv: list[str]) -> int:
 def _policy_check(args: argparse.Namespace) -> int:
     """``agent-ls policy check``: print a decision; the exit code is its verdict (``EXIT_BY_VERDICT``)."""
     from agent_ls.config import load_config
-    from agent_ls.runtime import build_policy
+    from agent_ls.runtime import build_policy, unsandboxed_reason
     from agent_ls.settings import EnvSnapshot
 
     if (args.shell_command is None) == (args.path is None):
@@ -173,7 +173,8 @@ def _policy_check(args: argparse.Namespace) -> int:
     config = load_config(EnvSnapshot.from_environ(), args.workspace)
     for diagnostic in config.diagnostics:
         print(f"agent-ls: {diagnostic}", file=sys.stderr)
-    policy = build_policy(args.workspace.resolve(), config)
+    unsandboxed = unsandboxed_reason(config)
+    policy = build_policy(args.workspace.resolve(), config, sandboxed=not unsandboxed)
     if args.path is not None:
         decision = policy.check_access(args.path, write=args.write)
         kind = "edit" if args.write else "read"
@@ -192,6 +193,7 @@ def _policy_check(args: argparse.Namespace) -> int:
         "subject": decision.subject,
         "parts": parts,
         "always": [rule.text for rule in decision.always],
+        "unsandboxed": unsandboxed or None,
     }
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
@@ -202,4 +204,6 @@ def _policy_check(args: argparse.Namespace) -> int:
         print("commands:" if kind == "bash" else "path:")
         for part in parts:
             print(f"  {part['verdict']:<5}  {part['subject']}  ({part['rule']})")
+        if unsandboxed and kind == "bash":
+            print(f"note: {unsandboxed}")
     return EXIT_BY_VERDICT[decision.verdict]

@@ -14,6 +14,7 @@ system prompt and task message, then ``core.loop.run_loop``.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import sys
@@ -38,6 +39,7 @@ from agent_ls.path_policy import path_policy_for
 from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.policy.rules import BUILTIN_RULES, Rule
+from agent_ls.policy.sandbox import sandbox_status
 from agent_ls.tools import default_tools
 from agent_ls.tools.base import ToolContext
 from agent_ls.tools.registry import ToolRegistry
@@ -60,6 +62,8 @@ def build_policy(
     config: LoadedConfig,
     editor_rules: Sequence[Rule] = (),
     readable_dirs: Sequence[Path] = (),
+    *,
+    sandboxed: bool = False,
 ) -> PermissionPolicy:
     """The permission policy for a workspace: rules from every source, and the configured secrets.
 
@@ -70,6 +74,8 @@ def build_policy(
         editor_rules: the rules of the editor settings (``agentLs.permissions.allow/ask/deny``).
         readable_dirs: folders outside the workspace whose files may be read, never written (the
             folders of user and bundled skills); secret files in them stay refused.
+        sandboxed: whether commands run in a sandbox (``unsandboxed_reason`` is empty). False, the safe
+            side, until the caller knows.
     """
     permissions = config.permissions
     paths = path_policy_for(root, config, readable_dirs)
@@ -79,7 +85,24 @@ def build_policy(
         (*BUILTIN_RULES, *permissions.rules, *editor_rules),
         shell_mode=permissions.shell_mode,
         write_rules=write,
+        sandboxed=sandboxed,
     )
+
+
+def unsandboxed_reason(config: LoadedConfig) -> str:
+    """``""`` when shell commands run in a sandbox here; else one line saying why not and what follows.
+
+    Blocks the first time (``policy.sandbox.sandbox_status`` probes bubblewrap once per process): call
+    it from a worker thread on the event loop.
+    """
+    if not config.permissions.sandbox_enabled:
+        detail = "[sandbox] enabled = false in agent-ls.toml"
+    else:
+        status = sandbox_status()
+        if status.sandbox is not None:
+            return ""
+        detail = status.detail
+    return f"no sandbox: {detail}; commands that run workspace code ask first"
 
 
 def _chain_labels(context: AgentContext) -> tuple[str, ...]:
@@ -292,6 +315,8 @@ class Session:
             loaded.clear()
             self._refresh_context(history, emit)
 
+        unsandboxed = await asyncio.to_thread(unsandboxed_reason, self.config)
+        self.policy.sandboxed = not unsandboxed
         try:
             ended = await run_loop(
                 session_id=self.session_id,
@@ -303,6 +328,7 @@ class Session:
                 limits=self.limits,
                 session_usage=usage_before,
                 before_turn=before_turn,
+                unsandboxed=unsandboxed,
             )
         finally:
             await model.aclose()

@@ -243,6 +243,8 @@ export interface AgentEventNotification {
   verdict: 'allow' | 'ask' | 'deny' | null;
   /** On `runStarted`: the model string the run resolved (wherever it came from). */
   model: string | null;
+  /** On `runStarted`: why shell commands run without a sandbox (those running workspace code then ask first); null when sandboxed. */
+  unsandboxed: string | null;
   /** On `usage`: the run's total so far. */
   usage: UsageSummary | null;
   /** On `usage`: the last model call's usage. */

@@ -216,6 +216,12 @@ export class RunTracker implements vscode.Disposable {
     if (event.kind === 'runStarted' && event.model && !this.configuredModel()?.trim()) {
       this.update({ model: event.model }); // the model came from the server's environment
     }
+    if (event.kind === 'runStarted') {
+      this.update({ unsandboxed: event.unsandboxed ?? undefined });
+      if (event.unsandboxed) {
+        this.log.warn(`agent-ls: ${event.unsandboxed}`);
+      }
+    }
     if (run && event.kind === 'textDelta' && event.text) {
       run.streamed = streamTail((run.streamed ?? '') + event.text);
       run.progress?.report({ message: run.streamed });

@@ -15,6 +15,8 @@ export interface StatusState {
   server: ServerState;
   /** The run in progress; `usageText` is the server's latest `agent/event` usage text. */
   running?: { task: string; usageText?: string };
+  /** Why shell commands run without a sandbox (the server's last `runStarted`); undefined when sandboxed or not yet known. */
+  unsandboxed?: string;
   last?: { status: RunStatus; usage: UsageSummary };
 }
 
@@ -59,6 +61,17 @@ export function statusView(state: StatusState): StatusView {
   if (state.server === 'failed') {
     return { text: '$(error) Agent', tooltip: 'The agent server is not running. Click to show the log.' };
   }
+  const view = plainStatusView(state, label, modelLine);
+  if (!state.unsandboxed) {
+    return view;
+  }
+  return {
+    text: `${view.text.replace(/^\$\(hubot\)/, '$(warning)')} · unsandboxed`,
+    tooltip: `Unsandboxed: ${state.unsandboxed}\n${view.tooltip}`,
+  };
+}
+
+function plainStatusView(state: StatusState, label: string, modelLine: string): StatusView {
   if (state.running) {
     const usage = state.running.usageText ?? (state.server === 'starting' ? 'starting the server' : 'working');
     return {

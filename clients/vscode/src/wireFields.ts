@@ -96,6 +96,7 @@ export const WIRE_FIELDS = {
     toolName: 'required',
     verdict: 'required',
     model: 'required',
+    unsandboxed: 'required',
     usage: 'required',
     callUsage: 'required',
     sessionUsage: 'required',

@@ -26,9 +26,13 @@ RunStatus = Literal["done", "stopped", "cancelled", "error"]
 
 @dataclass(frozen=True)
 class RunStarted:
+    """A run began. ``unsandboxed`` is one line saying why shell commands run without a sandbox here
+    (and that those running workspace code ask first), or "" when they are sandboxed."""
+
     session_id: str
     task: str
     model: str
+    unsandboxed: str = ""
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,7 @@ async def run_loop(
     limits: LoopLimits,
     session_usage: Usage = NO_USAGE,
     before_turn: Callable[[list[Message]], None] | None = None,
+    unsandboxed: str = "",
 ) -> RunEnded:
     """Run the agent until a stop condition, appending to ``history`` in place.
 
@@ -83,12 +84,13 @@ async def run_loop(
         before_turn: called with ``history`` before each model call; it may rewrite the stable prefix
             (instruction files changed on disk) but must keep every tool call paired with its result.
             The tool specs are read again after it, so it may change the tool set too.
+        unsandboxed: why commands run without a sandbox, for ``RunStarted`` ("" when they are sandboxed).
 
     Returns:
         The ``RunEnded`` event (also emitted). Never raises: cancellation of the calling task ends the
         run with status ``cancelled`` and the cancellation is not propagated further.
     """
-    emit(RunStarted(session_id=session_id, task=task, model=model.model_name))
+    emit(RunStarted(session_id=session_id, task=task, model=model.model_name, unsandboxed=unsandboxed))
     run = _RunState(before=session_usage)
     status: RunStatus
     try:

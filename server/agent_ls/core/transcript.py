@@ -35,8 +35,9 @@ def _clip(text: str, limit: int = MAX_LINE_CHARS) -> str:
 def line_for(event: Event) -> str | None:
     """The transcript line for ``event``, or None when the event has no line of its own."""
     match event:
-        case RunStarted(session_id=session_id, task=task, model=model):
-            return f"▶ run started with {model} (session {session_id}): {_clip(task, 200)}"
+        case RunStarted(session_id=session_id, task=task, model=model, unsandboxed=unsandboxed):
+            started = f"▶ run started with {model} (session {session_id}): {_clip(task, 200)}"
+            return f"{started}\n  ⚠ {unsandboxed}" if unsandboxed else started
         case TurnStarted(turn=turn, max_turns=max_turns):
             return f"— turn {turn}/{max_turns}"
         case MessageDelta():

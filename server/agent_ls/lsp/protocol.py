@@ -190,6 +190,9 @@ class AgentEventNotification(_Wire):
     verdict: Literal["allow", "ask", "deny"] | None = None
     model: str | None = None
     """On ``runStarted``: the model string the run resolved (wherever it came from)."""
+    unsandboxed: str | None = None
+    """On ``runStarted``: why shell commands run without a sandbox (those running workspace code then ask
+    first); null when they are sandboxed."""
     usage: UsageSummary | None = None
     """On ``usage``: the run's total so far."""
     call_usage: UsageSummary | None = None

@@ -116,8 +116,10 @@ class LspEventRenderer:
     def _notification(self, event: Event) -> p.AgentEventNotification | None:
         sid = self._session_id
         match event:
-            case RunStarted(task=task, model=model):
-                return p.AgentEventNotification(session_id=sid, kind="runStarted", text=task, model=model)
+            case RunStarted(task=task, model=model, unsandboxed=unsandboxed):
+                return p.AgentEventNotification(
+                    session_id=sid, kind="runStarted", text=task, model=model, unsandboxed=unsandboxed or None
+                )
             case TurnStarted(turn=turn):
                 return p.AgentEventNotification(session_id=sid, kind="turnStarted", text=str(turn))
             case MessageDelta(text=text, kind=kind):

@@ -63,6 +63,7 @@ from pathlib import Path, PurePosixPath
 
 from agent_ls.core.events import Verdict
 from agent_ls.policy.operands import Operand, operands
+from agent_ls.policy.project_code import runs_project_code
 from agent_ls.policy.rules import (
     BUILT_IN,
     BUILTIN_RULES,
@@ -95,9 +96,11 @@ GIT_DIR_READ_RULE = "paths: inside a .git directory"
 REAL_TREE_RULE = "paths: absolute path into the real workspace (use a relative path)"
 REFUSED_RULE = "paths: refused"
 EXTRA_DIR_RULE = "paths: allowed outside the workspace (a device or an extra directory)"
+NO_SANDBOX_RULE = "guard: no sandbox"
+NO_SANDBOX_REASON = "no sandbox: this runs code from the workspace, including the agent's changes"
 _ENGINE_ASKS = frozenset(
     {EMPTY_RULE, NOT_STATIC_RULE, RISKY_RULE, DYNAMIC_ARGUMENT_RULE, DYNAMIC_TARGET_RULE, UNKNOWN_CWD_RULE}
-    | {GLOB_RULE, OUTSIDE_RULE, REDIRECT_RULE, WRITE_OPTION_RULE}
+    | {GLOB_RULE, OUTSIDE_RULE, REDIRECT_RULE, WRITE_OPTION_RULE, NO_SANDBOX_RULE}
 )
 
 # An unescaped expansion in a word kept as written: $NAME, ${...}, $(...), $1, $@, or a backtick.
@@ -164,6 +167,10 @@ class PermissionPolicy:
         shell_mode: ``shadow`` or ``workspace`` (see the module docstring).
         write_rules: how "always" reaches the user config, or None when it cannot (then "always" is
             not offered).
+        sandboxed: False when commands run without a sandbox: a command that may run workspace code
+            (``project_code.runs_project_code``) is then never allowed by a rule, only by the user. The
+            session sets it once the sandbox has been looked for; until then commands count as
+            sandboxed only if the caller said so.
     """
 
     def __init__(
@@ -173,11 +180,13 @@ class PermissionPolicy:
         *,
         shell_mode: ShellMode = "shadow",
         write_rules: WriteRules | None = None,
+        sandboxed: bool = True,
     ) -> None:
         self.paths = paths
         self.rules = list(rules)
         self.shell_mode = shell_mode
         self.write_rules = write_rules
+        self.sandboxed = sandboxed
         self._session: set[str] = set()
 
     # -- shell commands ----------------------------------------------------------------------------
@@ -213,6 +222,8 @@ class PermissionPolicy:
             found.append(Judgement("ask", NOT_STATIC_RULE, reason))
         if simple.risky:
             found.append(Judgement("ask", RISKY_RULE, f"{simple.text!r}: {simple.risky}"))
+        if not self.sandboxed and runs_project_code(simple):
+            found.append(Judgement("ask", NO_SANDBOX_RULE, f"{NO_SANDBOX_REASON} ({simple.text!r})"))
         found.extend(
             self._judge_redirect(r, cwd)
             for r in simple.redirects

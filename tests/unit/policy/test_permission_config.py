@@ -94,7 +94,7 @@ def test_an_untrusted_workspace_may_only_tighten(tmp_path: Path) -> None:
 def test_a_cloned_repository_cannot_allow_curl_for_itself(tmp_path: Path) -> None:
     directory, root = setup(tmp_path, None, HOSTILE)
     (root / "x.token").write_text("t0k3n\n")
-    policy = build_policy(root, load_config(env(directory), root))
+    policy = build_policy(root, load_config(env(directory), root), sandboxed=True)
     assert policy.check_command("curl https://example.com").verdict == "deny"
     assert policy.check_command("make").verdict == "ask"
     assert policy.check_command("cat .env").verdict == "deny"
@@ -110,7 +110,7 @@ def test_a_trusted_workspace_may_loosen(tmp_path: Path) -> None:
     assert loaded.permissions.shell_mode == "workspace"
     assert loaded.permissions.sandbox_enabled is False
     assert loaded.permissions.not_secret_files == (".env",)
-    policy = build_policy(root, loaded)
+    policy = build_policy(root, loaded, sandboxed=True)
     assert policy.check_command("make").verdict == "ask"  # "bash: *" is ignored in workspace mode
     assert policy.check_command("curl https://example.com").verdict == "deny"  # deny still wins
 
@@ -127,7 +127,7 @@ def test_an_untrusted_workspace_may_set_the_stricter_switches(tmp_path: Path) ->
 
 def test_rules_of_both_files_add_up(tmp_path: Path) -> None:
     directory, root = setup(tmp_path, USER, '[permissions]\ndeny = ["bash: make deploy*"]\n')
-    policy = build_policy(root, load_config(env(directory), root))
+    policy = build_policy(root, load_config(env(directory), root), sandboxed=True)
     assert policy.check_command("make build").rule == "bash: make * (user config)"
     deploy = policy.check_command("make deploy")
     assert (deploy.verdict, deploy.rule) == ("deny", "bash: make deploy* (workspace agent-ls.toml)")
@@ -186,7 +186,7 @@ def test_editor_settings_rules_are_the_last_source(tmp_path: Path) -> None:
         "Read, Edit, Write, MultiEdit, NotebookEdit; this rule is ignored"
     ]
     directory, root = setup(tmp_path, None, None)
-    policy = build_policy(root, load_config(env(directory), root), rules)
+    policy = build_policy(root, load_config(env(directory), root), rules, sandboxed=True)
     assert policy.check_command("make deploy").rule == "bash: make deploy * (editor settings)"
     assert policy.check_command("make lint").verdict == "allow"
     kept, _ = EditorSettings.from_client({"agentLs": {"permissions": {"headless": "allow"}}}, settings)
@@ -195,9 +195,9 @@ def test_editor_settings_rules_are_the_last_source(tmp_path: Path) -> None:
 
 def test_the_user_config_directory_is_secret_unless_it_is_the_workspace(tmp_path: Path) -> None:
     directory, root = setup(tmp_path, USER, None)
-    policy = build_policy(root, load_config(env(directory), root))
+    policy = build_policy(root, load_config(env(directory), root), sandboxed=True)
     assert policy.check_command(f"cat {directory}/agent-ls.toml").verdict == "deny"
-    own = build_policy(directory, load_config(env(directory), directory))
+    own = build_policy(directory, load_config(env(directory), directory), sandboxed=True)
     assert own.check_command("cat agent-ls.toml").verdict == "allow"
 
 
@@ -233,7 +233,7 @@ def test_secret_files_can_only_add_from_any_file(
     )
     assert refusals[0].startswith("permissions.secret_files: '!.env': a '!' pattern")
     assert {d.severity for d in loaded.diagnostics} == {"error"}
-    policy = build_policy(root, loaded)
+    policy = build_policy(root, loaded, sandboxed=True)
     for command in ("cat .env", "cat id_rsa", "cat k.pem", "cat .git/config", "cat a.token"):
         assert (policy.check_command(command).verdict, command) == ("deny", command)
     assert all(policy.paths.is_secret(name) for name in (".env", "id_rsa", "k.pem", ".git/config"))
@@ -243,6 +243,6 @@ def test_no_file_lifts_process_environments_or_ssh(tmp_path: Path) -> None:
     user = '[permissions]\nnot_secret_files = ["/proc/**", "~/.ssh/**", "/**"]\n'
     workspace = '[permissions]\nsecret_files = ["!/proc/*/environ", "!~/.ssh/**"]\n'
     directory, root = setup(tmp_path, user, workspace, trusted=True)
-    policy = build_policy(root, load_config(env(directory), root))
+    policy = build_policy(root, load_config(env(directory), root), sandboxed=True)
     assert policy.check_command("cat /proc/self/environ").verdict == "deny"
     assert policy.check_command("cat ~/.ssh/id_ed25519").verdict == "deny"

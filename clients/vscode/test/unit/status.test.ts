@@ -60,3 +60,13 @@ test('a streamed answer shows its last characters on one line', () => {
   assert.equal(tail.length, 20);
   assert.ok(tail.startsWith('…') && tail.endsWith('END'));
 });
+
+test('commands without a sandbox: a warning icon, "unsandboxed" and the reason in the tooltip', () => {
+  const reason = 'no sandbox: bubblewrap (bwrap) is not installed; commands that run workspace code ask first';
+  const idle = statusView({ model: 'm/x', server: 'running', unsandboxed: reason });
+  assert.equal(idle.text, '$(warning) m/x · unsandboxed');
+  assert.match(idle.tooltip, /^Unsandboxed: no sandbox: bubblewrap/);
+  const running = statusView({ model: 'm/x', server: 'running', unsandboxed: reason, running: { task: 'Fix' } });
+  assert.equal(running.text, '$(loading~spin) m/x · working · unsandboxed');
+  assert.equal(statusView({ model: 'm/x', server: 'running', unsandboxed: undefined }).text, '$(hubot) m/x');
+});
