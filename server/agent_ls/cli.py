@@ -95,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if given[:1] == ["doctor"]:
         return _doctor(given[1:])
     args = _parser().parse_args(given)
+    if args.command in ("serve", "run"):
+        from agent_ls.key_handoff import protect_keys
+
+        protect_keys()  # may re-execute this process (same pid) without the keys in its environment
     if args.command == "serve":
         from agent_ls.lsp.server import serve_stdio
 
@@ -158,7 +162,8 @@ def _doctor(argv: list[str]) -> int:
 def _policy_check(args: argparse.Namespace) -> int:
     """``agent-ls policy check``: print a decision; the exit code is its verdict (``EXIT_BY_VERDICT``)."""
     from agent_ls.config import load_config
-    from agent_ls.runtime import build_policy, unsandboxed_reason
+    from agent_ls.policy.sandbox import unsandboxed_reason
+    from agent_ls.runtime import build_policy
     from agent_ls.settings import EnvSnapshot
 
     if (args.shell_command is None) == (args.path is None):
@@ -173,7 +178,7 @@ def _policy_check(args: argparse.Namespace) -> int:
     config = load_config(EnvSnapshot.from_environ(), args.workspace)
     for diagnostic in config.diagnostics:
         print(f"agent-ls: {diagnostic}", file=sys.stderr)
-    unsandboxed = unsandboxed_reason(config)
+    unsandboxed = unsandboxed_reason(config.permissions.sandbox_enabled)
     policy = build_policy(args.workspace.resolve(), config, sandboxed=not unsandboxed)
     if args.path is not None:
         decision = policy.check_access(args.path, write=args.write)

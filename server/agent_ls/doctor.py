@@ -35,7 +35,7 @@ from agent_ls.config import LoadedConfig, load_config
 from agent_ls.core.errors import ConfigError
 from agent_ls.models.anthropic import ANTHROPIC_VERSION
 from agent_ls.models.resolution import NO_MODEL, ModelChoice, resolve_model
-from agent_ls.policy.sandbox import sandbox_status
+from agent_ls.policy.sandbox import sandbox_status, unsandboxed_reason
 from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
 from agent_ls.workspace.overlay import find_ripgrep
 from agent_ls.workspace.shadow import child_environment
@@ -77,7 +77,7 @@ def main(argv: Sequence[str]) -> int:
     env = EnvSnapshot.from_environ()
     config = load_config(env, workspace)
     checks = [
-        check_sandbox(workspace),
+        check_sandbox(workspace, config),
         check_ripgrep(),
         check_model(args.model, env, config),
         check_config(config, workspace),
@@ -100,11 +100,25 @@ def main(argv: Sequence[str]) -> int:
     return 1 if any(c.status == "error" for c in checks) else 0
 
 
-def check_sandbox(workspace: Path) -> Check:
-    """Bubblewrap found and able to run a command with this workspace's mounts."""
+def check_sandbox(workspace: Path, config: LoadedConfig) -> Check:
+    """Bubblewrap found and able to run a command with this workspace's mounts, and not switched off.
+
+    Without it the summary says plainly that commands are unsandboxed and what follows
+    (``runtime.unsandboxed_reason``)."""
+    unsandboxed = unsandboxed_reason(config.permissions.sandbox_enabled)
+    if unsandboxed:
+        return Check(
+            "sandbox",
+            "warning",
+            f"commands are UNSANDBOXED ({unsandboxed})",
+            (
+                "a command runs with your rights: it can read your files and other processes' environments,",
+                "write outside the workspace and use the network; install bubblewrap (apt-get install "
+                "bubblewrap) or remove [sandbox] enabled = false",
+            ),
+        )
     status = sandbox_status()
-    if status.sandbox is None:
-        return Check("sandbox", "warning", status.detail)
+    assert status.sandbox is not None  # unsandboxed_reason found it
     environ = child_environment(process_environ())
     with tempfile.TemporaryDirectory(prefix="agent-ls-doctor-") as shadow:
         argv = status.sandbox.wrap(["true"], shadow=Path(shadow), workspace_root=workspace, environ=environ)

@@ -39,7 +39,7 @@ from agent_ls.path_policy import path_policy_for
 from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.policy.rules import BUILTIN_RULES, Rule
-from agent_ls.policy.sandbox import sandbox_status
+from agent_ls.policy.sandbox import unsandboxed_reason
 from agent_ls.tools import default_tools
 from agent_ls.tools.base import ToolContext
 from agent_ls.tools.registry import ToolRegistry
@@ -74,7 +74,7 @@ def build_policy(
         editor_rules: the rules of the editor settings (``agentLs.permissions.allow/ask/deny``).
         readable_dirs: folders outside the workspace whose files may be read, never written (the
             folders of user and bundled skills); secret files in them stay refused.
-        sandboxed: whether commands run in a sandbox (``unsandboxed_reason`` is empty). False, the safe
+        sandboxed: whether commands run in a sandbox (``sandbox.unsandboxed_reason`` is empty). False, the safe
             side, until the caller knows.
     """
     permissions = config.permissions
@@ -87,22 +87,6 @@ def build_policy(
         write_rules=write,
         sandboxed=sandboxed,
     )
-
-
-def unsandboxed_reason(config: LoadedConfig) -> str:
-    """``""`` when shell commands run in a sandbox here; else one line saying why not and what follows.
-
-    Blocks the first time (``policy.sandbox.sandbox_status`` probes bubblewrap once per process): call
-    it from a worker thread on the event loop.
-    """
-    if not config.permissions.sandbox_enabled:
-        detail = "[sandbox] enabled = false in agent-ls.toml"
-    else:
-        status = sandbox_status()
-        if status.sandbox is not None:
-            return ""
-        detail = status.detail
-    return f"no sandbox: {detail}; commands that run workspace code ask first"
 
 
 def _chain_labels(context: AgentContext) -> tuple[str, ...]:
@@ -315,7 +299,7 @@ class Session:
             loaded.clear()
             self._refresh_context(history, emit)
 
-        unsandboxed = await asyncio.to_thread(unsandboxed_reason, self.config)
+        unsandboxed = await asyncio.to_thread(unsandboxed_reason, self.config.permissions.sandbox_enabled)
         self.policy.sandboxed = not unsandboxed
         try:
             ended = await run_loop(

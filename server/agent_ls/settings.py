@@ -1,7 +1,8 @@
 """Settings, parsed once: editor settings (section ``agentLs``) and the environment variables we read.
 
-This is the only module that reads ``os.environ``; everything below receives a ``Settings`` or an
-``EnvSnapshot``. Editor settings arrive in LSP ``initializationOptions`` and
+This is the only module that reads ``os.environ`` (besides ``key_handoff``, which runs first and moves
+the API keys out of it into memory: ``EnvSnapshot.from_environ`` answers them); everything below
+receives a ``Settings`` or an ``EnvSnapshot``. Editor settings arrive in LSP ``initializationOptions`` and
 ``workspace/didChangeConfiguration`` (either the ``agentLs`` object itself or ``{"agentLs": {...}}``).
 The ``agent-ls.toml`` files are read by ``config.py``, which finds the user's through an ``EnvSnapshot``.
 """
@@ -14,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent_ls import key_handoff
 from agent_ls.core.events import Verdict
 from agent_ls.core.loop import LoopLimits
 from agent_ls.policy.rules import Rule, parse_rules
@@ -48,8 +50,11 @@ class EnvSnapshot:
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> EnvSnapshot:
-        """A snapshot of ``environ``, or of this process's environment when None."""
-        return cls(os.environ if environ is None else environ)
+        """A snapshot of ``environ``, or of this process's environment and the keys handed over at start
+        (``key_handoff.received``) when None."""
+        if environ is None:
+            return cls({**os.environ, **key_handoff.received()})
+        return cls(environ)
 
     def get(self, name: str) -> str | None:
         """The value of ``name``, or None when it is unset or empty."""

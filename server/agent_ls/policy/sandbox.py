@@ -356,6 +356,25 @@ def sandbox_status() -> SandboxStatus:
     return status
 
 
+def unsandboxed_reason(enabled: bool) -> str:
+    """``""`` when shell commands run in a sandbox here; else one line saying why not and what follows.
+
+    Args:
+        enabled: the config's ``[sandbox] enabled`` (False: switched off, whatever this machine has).
+
+    Blocks the first time (``sandbox_status`` probes bubblewrap once per process): call it from a
+    worker thread on the event loop.
+    """
+    if not enabled:
+        detail = "[sandbox] enabled = false in agent-ls.toml"
+    else:
+        status = sandbox_status()
+        if status.sandbox is not None:
+            return ""
+        detail = status.detail
+    return f"no sandbox: {detail}; commands that run workspace code ask first"
+
+
 def find_sandbox() -> Sandbox | None:
     """The sandbox of this machine: ``bwrap`` on PATH that passes ``probe``; None otherwise (cached)."""
     return sandbox_status().sandbox
