@@ -13,6 +13,9 @@
   stderr.
 - ``doctor``: ``agent_ls.doctor.main`` (sandbox, ripgrep, model reachability, config).
 
+Whatever a subcommand prints to a terminal goes through ``terminal_text`` (control characters shown
+escaped; stderr always, stdout when it is a terminal).
+
 Exit codes of ``run``: 0 done, 1 stopped or failed, 2 usage error (including no usable model),
 130 cancelled (Ctrl-C). Of ``policy check``: 0 allow, 10 ask, 20 deny, 2 usage error.
 """
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_ls import __version__
+from agent_ls.terminal_text import guard_std_streams
 
 EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 EXIT_BY_VERDICT = {"allow": 0, "ask": 10, "deny": 20}
@@ -92,6 +96,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
+    # Every subcommand's terminal output shows control characters escaped; serve's stdout is JSON-RPC.
+    guard_std_streams(stdout=given[:1] != ["serve"])
     if given[:1] == ["doctor"]:
         return _doctor(given[1:])
     args = _parser().parse_args(given)

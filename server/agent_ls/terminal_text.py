@@ -1,0 +1,99 @@
+"""What the command line writes to a terminal: the one place its output goes through.
+
+``guard_std_streams`` (called first thing by ``cli.main``) replaces ``sys.stderr`` always, and
+``sys.stdout`` when it is a terminal, with a ``VisibleStream`` that writes every text through
+``core.visible_text.visible``: control and format characters other than tab and line feed are shown as
+``^[``, ``^M``, ``<U+202E>``… (conventions of ``less`` and ``cat -v``, described in that module). So no
+print of any subcommand (the ``run`` transcript, the final answer, approval questions, ``doctor``,
+``policy check``, ``instructions``, ``skills``, the demo, argparse's errors, a traceback) can send an
+escape sequence from a file, a tool or the model to the terminal.
+
+Stdout that is not a terminal is left as it is: a piped diff keeps its exact bytes for ``git apply`` or
+``patch``, and ``--json`` stays machine-readable (JSON escapes C0 controls itself). ``agent-ls serve``
+keeps its stdout untouched: it is the JSON-RPC channel.
+
+``diff_notes`` says, for one file's diff, what the user must be told: on a terminal, a comment line
+before the diff listing the escaped forms in it; when stdout is piped, a line for stderr naming the
+control characters the diff holds raw (a CRLF line ending alone is not worth a note).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO, cast
+
+from agent_ls.core.visible_text import hidden_forms, visible
+
+
+class VisibleStream:
+    """A text stream that writes through ``visible``; everything else is the wrapped stream's.
+
+    Attributes other than ``write`` and ``writelines`` (``flush``, ``fileno``, ``isatty``,
+    ``encoding``, ``reconfigure``, ``buffer``) are the wrapped stream's, so ``input()`` and
+    ``reconfigure`` keep working; bytes written to ``.buffer`` are not escaped (nothing of ours does that).
+    """
+
+    def __init__(self, wrapped: TextIO) -> None:
+        self.wrapped = wrapped
+
+    def write(self, text: str) -> int:
+        self.wrapped.write(visible(text))
+        return len(text)
+
+    def writelines(self, lines: list[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.wrapped, name)
+
+
+def guard_std_streams(*, stdout: bool = True) -> None:
+    """Wrap ``sys.stderr``, and ``sys.stdout`` when ``stdout`` is True and it is a terminal. Idempotent."""
+    if not isinstance(sys.stderr, VisibleStream):
+        sys.stderr = cast(TextIO, VisibleStream(sys.stderr))
+    if stdout and not isinstance(sys.stdout, VisibleStream) and _isatty(sys.stdout):
+        sys.stdout = cast(TextIO, VisibleStream(sys.stdout))
+
+
+def escapes(stream: TextIO) -> bool:
+    """True when ``stream`` shows control characters escaped (a ``VisibleStream``)."""
+    return isinstance(stream, VisibleStream)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no stream, or a closed one
+        return False
+
+
+def diff_notes(diff: str, name: str, *, terminal: bool) -> tuple[str, str]:
+    """``(before_diff, for_stderr)``: the notes to show with one file's diff; ``""`` where none is due.
+
+    Args:
+        diff: the file's unified diff (``workspace.diffs.unified_diff``).
+        name: the file's name as the diff header writes it (``workspace.diffs.quote_path``).
+        terminal: the diff goes to a terminal (it will be shown escaped), else to a pipe or a file.
+
+    Returns:
+        On a terminal, a ``# agent-ls: …`` line (ending with a line feed) that lists the escaped forms,
+        for before the diff (``patch`` and ``git apply`` skip such lines), and no stderr line. Piped, no
+        line before the diff, and one stderr line when the diff holds control characters other than
+        CRLF line endings.
+    """
+    if terminal:
+        forms = hidden_forms(diff)
+        if not forms:
+            return "", ""
+        return (
+            f"# agent-ls: {name} holds control characters, shown escaped here: {' '.join(forms)} "
+            "(^[ is ESC, ^M a carriage return, <U+XXXX> a control or format character); "
+            "--apply writes them as they are\n",
+            "",
+        )
+    forms = hidden_forms(diff.replace("\r\n", "\n"))
+    if not forms:
+        return "", ""
+    shown = " ".join(forms)
+    return "", f"agent-ls: note: the diff of {name} on stdout holds control characters ({shown}) as they are"
