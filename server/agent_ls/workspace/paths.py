@@ -15,17 +15,16 @@ arguments (``check``: never raises, returns a verdict), and reads at use (``read
    else an extra directory (a skill's own folder, read-only), else outside;
 6. refuse a secret by its real path (a symlink ``notes.txt -> .env`` is still ``.env``).
 
-Secrets are gitignore-style patterns (``DEFAULT_SECRET_PATTERNS``, from issue 5): a pattern without a
-``/`` matches any path component, ``**`` spans directories, and a pattern starting with ``/`` or ``~/``
-is absolute (``/proc/**/environ``, ``~/.ssh``). The list only grows: each built-in group and the added
-patterns are compiled apart (a ``!`` line re-includes within its own group only), an added pattern may
-not start with ``!``, and the only way out is an exemption from the user (``not_secret``), which
-never lifts ``~/.ssh``, ``/proc/**/environ`` or agent-ls's config directory. A relative pattern is matched
-against the workspace-relative path inside a root, and against every tail of the absolute path
-outside (``/elsewhere/app/.env`` is a secret too). Paths and patterns are compared after Unicode
-compatibility folding (NFKD, marks and format characters dropped, NFKC, casefold), so ``.ENV``,
-fullwidth ``．ｅｎｖ`` and ``.e\u0301nv`` all count as ``.env``: case-insensitive file systems (macOS,
-Windows) open the real file under such names, and elsewhere the look-alike is refused all the same.
+Secrets are the built-in list (``secret_files``: environment files, keys, and the credential files
+of package registries, VCS, cloud CLIs, clusters and infrastructure state) plus the configured
+patterns, matched by ``secret_match`` (gitignore-style, Unicode- and case-folded, the list only grows,
+exemptions from the user only).
+
+Names that Windows reads differently (``windows_names``) are read its way on every platform: a secret
+matches as written and as Windows reads it (``.env.``, ``.env::$DATA``, ``config\\.env``), a
+component that Windows or macOS reads as ``.git`` without spelling it (``.git.``, ``GIT~1``,
+``.git::$INDEX_ALLOCATION``) is refused in steps 3 and 6, and so is a short name (``ENV~1``) that may
+stand for a secret beside it; on Windows a DOS device name (``NUL``, ``con.txt``) is refused too.
 
 Reads happen later than the check (the registry checks, then the tool reads), and a file can become a
 symlink in between. ``read_bytes`` therefore opens the path again, one component at a time with
@@ -37,88 +36,34 @@ from __future__ import annotations
 
 import errno
 import os
-import pwd
 import stat
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-import pathspec
-from pathspec.patterns.gitwildmatch import GitWildMatchPattern
-
 from agent_ls.core.errors import PathRefused, ToolError
+from agent_ls.workspace import windows_names
+from agent_ls.workspace.secret_files import DEFAULT_SECRET_PATTERNS
+from agent_ls.workspace.secret_match import Secrets, default_home, fold, is_secret, secret_pattern_problem
 
-_ENV_ADVICE = "may hold secrets; ask the user for the values you need, or read .env.example"
-_KEY_ADVICE = "may be a private key; never read keys, ask the user about it instead"
-_GIT_ADVICE = "may hold credentials (remote URLs with tokens); ask the user for the setting you need"
-_SSH_ADVICE = "is SSH material; never read it, ask the user instead"
-_PROC_ADVICE = "holds a process's environment (API keys); never read it, ask the user instead"
-_CONFIG_ADVICE = "is agent-ls's own configuration; ask the user for the setting you need"
-_OTHER_ADVICE = "is a secret file (configured); ask the user for what you need instead"
-
-
-@dataclass(frozen=True)
-class _BuiltIn:
-    """One group of built-in secret patterns: gitignore lines, what to do instead, and whether an
-    exemption (``not_secret``) may lift it. A ``!`` line re-includes within its own group only."""
-
-    lines: tuple[str, ...]
-    advice: str
-    fixed: bool = False
-
-
-_BUILT_INS = (
-    _BuiltIn((".env",), _ENV_ADVICE),
-    # .env.example is the template without values; its "!" only takes it out of ".env.*".
-    _BuiltIn((".env.*", "!.env.example"), _ENV_ADVICE),
-    # Docker Compose's env_file convention (db.env, prod.env; OpenCode's default read rule is "*.env"
-    # too) and editor copies of any of those: Emacs's backup "x.env~" and auto-save "#x.env#" ("\#":
-    # a leading "#" would be a comment), Vim's swap ".x.env.swp" (".env.swp" is under ".env.*"). No
-    # language uses ".env" as a source extension, so "*.env" does not hide code; "*.env.*" would
-    # (config.env.ts), and is left out.
-    _BuiltIn(("*.env", "*.env~", "\\#*.env#", "*.env.sw?"), _ENV_ADVICE),
-    # Public CA bundles are .pem files too (certifi's cacert.pem in every virtualenv): hiding them
-    # breaks any TLS client a test creates, and they hold no secret.
-    _BuiltIn(("*.pem", "!**/certifi/cacert.pem", "!**/pip/_vendor/certifi/cacert.pem"), _KEY_ADVICE),
-    _BuiltIn(("id_rsa*",), _KEY_ADVICE),
-    _BuiltIn(("id_ed25519*",), _KEY_ADVICE),
-    _BuiltIn(("id_ecdsa*",), _KEY_ADVICE),
-    # A submodule's config lives under .git/modules/<name>/, a worktree's under .git/worktrees/.
-    _BuiltIn(("**/.git/**/config",), _GIT_ADVICE),
-    _BuiltIn(("**/.git/**/config.worktree",), _GIT_ADVICE),
-    # A workspace holding a home directory (or a copy of one) shows it as a component.
-    _BuiltIn((".ssh",), _SSH_ADVICE),
-    # Never workspace files, so no fixture needs them: no exemption lifts these two.
-    _BuiltIn(("~/.ssh",), _SSH_ADVICE, fixed=True),
-    _BuiltIn(("/proc/**/environ",), _PROC_ADVICE, fixed=True),
-)
-
-DEFAULT_SECRET_PATTERNS: tuple[str, ...] = tuple(line for group in _BUILT_INS for line in group.lines)
-"""Secret files, denied for read and write alike (issue 5): ``.env``, ``.env.*`` except
-``.env.example``, ``*.env`` and editor copies of those (``.env~``, ``#.env#``, ``.prod.env.swp``),
-``*.pem``, ``id_rsa*``, ``id_ed25519*``, ``id_ecdsa*``, git configs, ``.ssh`` directories (``~/.ssh``
-included), and every process's ``environ``. These always apply: ``PathPolicy(secret_patterns=...)``
-adds to them, ``PathPolicy(config_dir=...)`` adds agent-ls's own user config directory, and only
-``not_secret`` (the user's exemptions) takes paths out, never those of ``~/.ssh``, ``/proc`` or the
-config directory."""
+__all__ = [
+    "DEFAULT_SECRET_PATTERNS",
+    "HARMLESS_DEVICES",
+    "PathCheck",
+    "PathPolicy",
+    "fold",
+    "is_secret",
+    "secret_pattern_problem",
+]
 
 HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"})
 """Paths a shell redirection may name freely (``2>/dev/null``, ``>/dev/stderr``)."""
 
 # Linux's MAXSYMLINKS: more links than this in one resolution fail with ELOOP there too.
 _MAX_LINKS = 40
-
-
-def fold(text: str) -> str:
-    """``text`` in the form secret matching compares: NFKD, without combining marks (Mn, Me) and
-    format characters (Cf, zero-width spaces), then NFKC and ``str.casefold`` (Unicode TR15, TR21)."""
-    if text.isascii():  # the common case, and most of the cost of scanning a large tree
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text)
-    kept = "".join(c for c in decomposed if unicodedata.category(c) not in ("Mn", "Me", "Cf"))
-    return unicodedata.normalize("NFKC", kept).casefold()
+# Short names resolved in one path (``ENV~1/SECRET~1``); a path needs no more to reach a secret.
+_MAX_SHORT_NAMES = 4
 
 
 @dataclass(frozen=True)
@@ -145,6 +90,14 @@ class PathCheck:
 
 
 @dataclass(frozen=True)
+class _Refusal:
+    """Why a name is refused (``PathPolicy._refusal``): what to say, and whether it is a secret."""
+
+    advice: str
+    secret: bool = False
+
+
+@dataclass(frozen=True)
 class _Place:
     """Where a real path lies: its root and path relative to it, or an extra directory, or nowhere."""
 
@@ -159,164 +112,6 @@ class _Escape(Exception):
     def __init__(self, link: Path | None) -> None:
         super().__init__(str(link))
         self.link = link
-
-
-@dataclass(frozen=True)
-class _Group:
-    """Compiled secret patterns that match together: relative ones are tried on every tail of a path,
-    absolute ones on the whole path; ``fixed`` groups are not lifted by exemptions."""
-
-    spec: pathspec.GitIgnoreSpec
-    absolute: bool
-    advice: str
-    fixed: bool = False
-    carve_out: pathspec.GitIgnoreSpec | None = None
-    """Absolute paths this group never matches (the ``skills`` folder of agent-ls's config dir)."""
-
-    def matches(self, folded_abs: str, tails: Sequence[str]) -> bool:
-        if self.absolute:
-            if self.carve_out is not None and self.carve_out.match_file(folded_abs):
-                return False
-            return bool(folded_abs) and self.spec.match_file(folded_abs)
-        return any(self.spec.match_file(tail) for tail in tails)
-
-
-class _Secrets:
-    """The secret matcher: a path is secret when a built-in or added group matches it and no exemption
-    does (a fixed group matches whatever the exemptions say).
-
-    Each built-in group and the added patterns are separate specs, so no line of one can take a path
-    out of another: the list only grows. Added patterns may not re-include at all (``ValueError``).
-    """
-
-    def __init__(
-        self, added: Sequence[str], exempt: Sequence[str], home: Path, config_dirs: Sequence[Path] = ()
-    ) -> None:
-        groups = [
-            _Group(
-                _spec([fold(_expand_pattern(line, home)) for line in group.lines]),
-                _is_absolute(group.lines[0]),
-                group.advice,
-                group.fixed,
-            )
-            for group in _BUILT_INS
-        ]
-        extra = [p for p in dict.fromkeys(added) if p not in DEFAULT_SECRET_PATTERNS]
-        for pattern in extra:
-            problem = _added_problem(fold(_expand_pattern(pattern, home)))
-            if problem is not None:
-                raise ValueError(f"secret pattern {pattern!r}: {problem}")
-        for absolute in (False, True):
-            lines = [fold(_expand_pattern(p, home)) for p in extra if _is_absolute(p) == absolute]
-            if lines:
-                groups.append(_Group(_spec(lines), absolute, _OTHER_ADVICE))
-        if config_dirs:
-            # Literal paths: a "[" or "*" in a directory name is not a wildcard. The user's skills live
-            # in <config dir>/skills: their files are instructions the agent must be able to read (the
-            # other secret groups still apply to them).
-            lines = [fold(_escape_path(d)) for d in config_dirs]
-            skills = _spec([fold(_escape_path(d / "skills")) + "/" for d in config_dirs])
-            groups.append(_Group(_spec(lines), True, _CONFIG_ADVICE, fixed=True, carve_out=skills))
-        # Absolute groups first: "~/.ssh/id_rsa" is SSH material before it is a key.
-        self._groups = tuple(sorted(groups, key=lambda group: not group.absolute))
-        # Exemptions come from the user (config or trusted workspace); a "!" there only narrows them.
-        self._exempt_relative = _spec([fold(_expand_pattern(p, home)) for p in exempt if not _is_absolute(p)])
-        self._exempt_absolute = _spec([fold(_expand_pattern(p, home)) for p in exempt if _is_absolute(p)])
-
-    def advice(self, rel: str | None, absolute: Path) -> str | None:
-        """What to do instead, when ``rel`` (inside a root) or ``absolute`` names a secret; else None."""
-        folded_abs = fold(absolute.as_posix()).lstrip("/")
-        exempt = bool(folded_abs) and self._exempt_absolute.match_file(folded_abs)
-        if rel is not None and rel != "." and self._exempt_relative.match_file(fold(rel)):
-            exempt = True
-        tails = [t for t in ([fold(rel)] if rel is not None else _tails(folded_abs)) if t not in ("", ".")]
-        for group in self._groups:
-            if (group.fixed or not exempt) and group.matches(folded_abs, tails):
-                return group.advice
-        return None
-
-
-def secret_pattern_problem(pattern: str) -> str | None:
-    """Why ``pattern`` cannot be added to the secret list (``permissions.secret_files``), or None.
-
-    Refused: what does not compile as a gitignore pattern, what matches nothing (blank, a comment), and
-    a negation (``!.env``), which would take files off the list instead of adding. The check is on the
-    folded pattern, the one matched, so a fullwidth ``！`` or a zero-width space before ``!`` is a
-    negation too.
-    """
-    if not pattern.strip():
-        return "an empty pattern matches nothing"
-    return _added_problem(fold(pattern))
-
-
-def _added_problem(folded: str) -> str | None:
-    try:
-        compiled = pathspec.GitIgnoreSpec.from_lines([folded]).patterns
-    except ValueError as exc:  # pathspec's GitIgnorePatternError
-        return str(exc)
-    # pathspec's own reading decides: include is False for a negation, None for a comment or blank.
-    include = compiled[0].include if compiled else None
-    if include is None:
-        return "this pattern matches nothing (a line starting with '#' is a comment: write '\\#')"
-    if include is False:
-        return (
-            "a '!' pattern would take files off the secret list, which can only grow; to exempt a "
-            "path, list it in not_secret_files in your user config"
-        )
-    return None
-
-
-def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
-    # pathspec implements Git's wildmatch rules (a pattern without "/" matches any path component,
-    # "**" spans directories, "!" re-includes), which fnmatch and PurePath.match do not.
-    return pathspec.GitIgnoreSpec.from_lines(lines)
-
-
-def _is_absolute(pattern: str) -> bool:
-    body = pattern.removeprefix("!")
-    return body.startswith("/") or body == "~" or body.startswith("~/")
-
-
-def _expand_pattern(pattern: str, home: Path) -> str:
-    negated = pattern.startswith("!")
-    body = pattern.removeprefix("!")
-    if body == "~" or body.startswith("~/"):
-        body = _escape_path(home).rstrip("/") + body[1:]
-    return ("!" if negated else "") + body
-
-
-def _escape_path(path: Path) -> str:
-    """``path`` as a gitignore pattern matching it literally (``[``, ``*``, ``!`` escaped)."""
-    # GitWildMatchPattern.escape is in every pathspec since 0.9 (only building one warns in 1.x).
-    escaped: str = GitWildMatchPattern.escape(path.as_posix())
-    return escaped
-
-
-def _tails(posix: str) -> list[str]:
-    """``a/b/c`` -> ``["a/b/c", "b/c", "c"]``: a relative pattern may match from any directory down."""
-    parts = [p for p in posix.split("/") if p]
-    return ["/".join(parts[i:]) for i in range(len(parts))]
-
-
-def _default_home() -> Path:
-    """The user's home from the password database: the real one, whatever ``HOME`` says."""
-    try:
-        return Path(pwd.getpwuid(os.getuid()).pw_dir)
-    except KeyError:
-        return Path(os.path.expanduser("~"))
-
-
-_DEFAULT_SECRETS = _Secrets((), (), _default_home())
-
-
-def is_secret(rel: str) -> bool:
-    """True when the workspace-relative POSIX path ``rel`` names a secret by the default patterns.
-
-    Matching is on any path component (``config/.env.prod``, ``keys/server.pem``), and a file under a
-    secret directory is secret too (``.ssh/known_hosts``). ``PathPolicy.is_secret`` uses the
-    configured patterns instead.
-    """
-    return rel not in ("", ".") and _DEFAULT_SECRETS.advice(rel, Path("/", rel)) is not None
 
 
 class PathPolicy:
@@ -357,13 +152,13 @@ class PathPolicy:
         self._roots = [Path(os.path.abspath(r)) for r in given]
         self._real_roots = [_real(r) for r in given]
         self._extra = [_real(d) for d in extra_dirs]
-        self._home = Path(os.path.abspath(home)) if home is not None else _default_home()
+        self._home = Path(os.path.abspath(home)) if home is not None else default_home()
         config_dirs = (
             list(dict.fromkeys((Path(os.path.abspath(config_dir)), _real(config_dir))))
             if config_dir is not None
             else []
         )
-        self._secrets = _Secrets(secret_patterns, not_secret, self._home, config_dirs)
+        self._secrets = Secrets(secret_patterns, not_secret, self._home, config_dirs)
 
     @property
     def root(self) -> Path:
@@ -437,9 +232,9 @@ class PathPolicy:
         if "\0" in path:
             raise ToolError(f"path {path!r} contains a NUL character; pass a plain file path")
         candidate = self._absolute(path, self._roots[0])
-        advice = self._advice_lexical(candidate)
-        if advice is not None:
-            raise PathRefused(f"refused: {self._shown(path, candidate)!r} {advice}")
+        refusal = self._refusal_lexical(candidate)
+        if refusal is not None:
+            raise PathRefused(f"refused: {self._shown(path, candidate)!r} {refusal.advice}")
         try:
             real = self._walk(candidate)
         except _Escape as escape:
@@ -447,10 +242,10 @@ class PathPolicy:
         place = self._place(real)
         if place.rel is None and not place.extra:
             raise PathRefused(f"path {path!r} is outside the workspace {self.root}; use a path inside it")
-        advice = self._secrets.advice(place.rel, real)
-        if advice is not None:
+        refusal = self._refusal(real, place.rel)
+        if refusal is not None:
             shown = place.rel if place.rel is not None else real.as_posix()
-            raise PathRefused(f"refused: {shown!r} {advice}")
+            raise PathRefused(f"refused: {shown!r} {refusal.advice}")
         if place.rel is not None and place.root == self._real_roots[0]:
             return place.rel
         return real.as_posix()
@@ -476,10 +271,10 @@ class PathPolicy:
             return PathCheck("allow", f"{path} is a harmless device", path=path)
         base = Path(os.path.abspath(cwd)) if cwd is not None else self._roots[0]
         candidate = self._absolute(path, base)
-        advice = self._advice_lexical(candidate)
-        if advice is not None:
-            reason = f"{self._shown(path, candidate)} {advice}"
-            return PathCheck("deny", reason, secret=True, path=candidate.as_posix())
+        refusal = self._refusal_lexical(candidate)
+        if refusal is not None:
+            reason = f"{self._shown(path, candidate)} {refusal.advice}"
+            return PathCheck("deny", reason, secret=refusal.secret, path=candidate.as_posix())
         try:
             real = self._walk(candidate)
         except _Escape as escape:
@@ -487,10 +282,10 @@ class PathPolicy:
             return PathCheck("deny", reason, outside=True, path=candidate.as_posix())
         place, where = self._place(real), real.as_posix()
         outside = place.rel is None and not place.extra
-        advice = self._secrets.advice(place.rel, real)
-        if advice is not None:
-            reason = f"{place.rel if place.rel is not None else where} {advice}"
-            return PathCheck("deny", reason, place.rel, outside, secret=True, path=where)
+        refusal = self._refusal(real, place.rel)
+        if refusal is not None:
+            reason = f"{place.rel if place.rel is not None else where} {refusal.advice}"
+            return PathCheck("deny", reason, place.rel, outside, secret=refusal.secret, path=where)
         if place.rel is not None:
             return PathCheck("allow", f"{place.rel} is inside the workspace", place.rel, path=where)
         if place.extra and write:
@@ -543,12 +338,41 @@ class PathPolicy:
                 return _posix_rel(lexical, root)
         return path
 
-    def _advice_lexical(self, candidate: Path) -> str | None:
+    def _refusal_lexical(self, candidate: Path) -> _Refusal | None:
         lexical = Path(os.path.normpath(candidate))
+        return self._refusal(lexical, self._lexical_rel(lexical))
+
+    def _lexical_rel(self, lexical: Path) -> str | None:
         for root in (*self._roots, *self._real_roots):
             if lexical.is_relative_to(root):
-                return self._secrets.advice(_posix_rel(lexical, root), lexical)
-        return self._secrets.advice(None, lexical)
+                return _posix_rel(lexical, root)
+        return None
+
+    def _refusal(self, path: Path, rel: str | None, depth: int = 0) -> _Refusal | None:
+        """Why the name of ``path`` (absolute, normalized; ``rel`` when inside a root) is refused: a
+        secret, a spelling of ``.git`` that Windows or macOS reads as ``.git``, a DOS device name on
+        Windows, or a short name that may stand for one of those (module docstring); else None."""
+        advice = self._secrets.advice(rel, path)
+        if advice is not None:
+            return _Refusal(advice, secret=True)
+        parts = PurePosixPath(rel).parts if rel is not None else path.parts[1:]
+        alias = windows_names.dot_git_alias(parts, fold)
+        if alias is not None:
+            read = f"they read {alias!r} as .git"
+            return _Refusal(f"is .git on Windows or macOS ({read}); refused on every platform")
+        if windows_names.ON_WINDOWS and any(map(windows_names.reserved_device, parts)):
+            return _Refusal("names a device on Windows (CON, NUL, COM1, ...); use another file name")
+        if depth >= _MAX_SHORT_NAMES:
+            return None
+        for index, part in enumerate(path.parts[1:], start=1):
+            parent = Path(*path.parts[:index])
+            for target in windows_names.short_name_targets(parent, part):
+                other = parent.joinpath(target, *path.parts[index + 1 :])
+                found = self._refusal(other, self._lexical_rel(other), depth + 1)
+                if found is not None:
+                    note = f" ({part!r} may be the Windows short name of {target!r})"
+                    return _Refusal(found.advice + note, found.secret)
+        return None
 
     def _place(self, real: Path) -> _Place:
         for root in self._real_roots:
