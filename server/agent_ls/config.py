@@ -36,9 +36,10 @@ Schema (docs/configuration.md has the full table)::
 2. refuse values under names like secrets (``api_key``, ``token``, ...): keys never live in files;
 3. workspace only: drop ``trusted_workspaces`` (a workspace never trusts itself), and unless the
    user config lists the workspace in ``trusted_workspaces``, drop the sensitive keys
-   (``SENSITIVE_KEYS``) and whatever would loosen permissions (``permissions.allow``,
-   ``permissions.not_secret_files``, ``shell.mode = "workspace"``, ``sandbox.enabled = false``), with
-   a warning on each key;
+   (``SENSITIVE_KEYS``), whatever would loosen permissions (``permissions.allow``,
+   ``permissions.not_secret_files``, ``shell.mode = "workspace"``, ``sandbox.enabled = false``) and
+   any setting that names a local file to be read or run as part of the agent (``model =
+   "replay:<path>"``; ``skills.paths`` outside the workspace), with a warning on each key;
 4. drop providers whose name cannot appear in a model string;
 5. validate with pydantic: a wrong value is dropped with an error diagnostic, the rest is kept;
 6. report unknown keys as warnings and drop them;
@@ -94,6 +95,8 @@ Report = Callable[[KeyPath, Severity, str], None]
 SENSITIVE_KEYS = frozenset({"providers", "base_url", "api_key_env", "trusted_workspaces"})
 # Key names that would hold a secret: refused in every file (after lower-casing, "-" read as "_").
 SECRET_KEY_NAME = re.compile(r"(?:^|_)(?:api_?key|apikey|key|secret|token|password|passwd)$")
+# models/resolution.py REPLAY_PREFIX; config does not import the model layer.
+REPLAY_MODEL_PREFIX = "replay:"
 PROVIDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
@@ -374,6 +377,14 @@ class _ConfigText:
                     report(key, "warning", f"{_dotted(key)} is ignored: {untrusted_hint}")
             for key, _ in _drop_where(raw, loosens):
                 report(key, "warning", f"{_dotted(key)} is ignored: {loosening_hint(untrusted_hint)}")
+            for key, _ in _drop_where(raw, _names_a_local_script):
+                report(
+                    key,
+                    "warning",
+                    f"{_dotted(key)} = \"replay:...\" is ignored: an untrusted workspace may only choose "
+                    "among your network providers (a replay script on disk would write every tool call and "
+                    f"answer the agent gives); {untrusted_hint}",
+                )
             for key, _ in _drop_where(raw, _skill_paths_leave_workspace):
                 report(
                     key,
@@ -425,6 +436,11 @@ def _syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> Config
     return ConfigDiagnostic(
         path, line, column, column + 1, "error", f"invalid TOML: {message}; this file is ignored"
     )
+
+
+def _names_a_local_script(key: KeyPath, value: Any) -> bool:
+    """True for ``model = "replay:<path>"``: a file on this machine that would play the model."""
+    return key == ("model",) and isinstance(value, str) and value.strip().startswith(REPLAY_MODEL_PREFIX)
 
 
 def _skill_paths_leave_workspace(key: KeyPath, value: Any) -> bool:

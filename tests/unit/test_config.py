@@ -530,3 +530,27 @@ def test_an_untrusted_workspace_may_name_skill_folders_only_inside_itself(tmp_pa
     assert loaded.skills == SkillsConfig()
     (warning,) = loaded.diagnostics
     assert warning.severity == "warning" and "skills.paths is ignored" in warning.message
+
+
+def test_an_untrusted_workspace_cannot_make_a_replay_script_the_model(tmp_path: Path) -> None:
+    """Issue 11.2: a cloned repository's ``model = "replay:evil.json"`` would write every tool call."""
+    directory = user_dir(tmp_path, 'model = "openai/gpt-4.1"\n')
+    user_file = directory / "agent-ls.toml"
+    for text in ('model = "replay:evil.json"\n', 'model = "  replay:/dev/zero"\n'):
+        root = workspace(tmp_path, "# shipped by the repository\n" + text)
+        loaded = load_config(env_for(directory), root)
+        assert (loaded.model, loaded.model_source) == ("openai/gpt-4.1", user_file)
+        message = (
+            'model = "replay:..." is ignored: an untrusted workspace may only choose among your network '
+            "providers (a replay script on disk would write every tool call and answer the agent gives); "
+            + hint(root, user_file)
+        )
+        assert loaded.diagnostics == (ConfigDiagnostic(root / "agent-ls.toml", 1, 0, 5, "warning", message),)
+
+
+def test_a_trusted_workspace_or_the_user_may_choose_a_replay_script(tmp_path: Path) -> None:
+    root = workspace(tmp_path, 'model = "replay:demo.json"\n')
+    directory = user_dir(tmp_path, f'trusted_workspaces = ["{root}"]\n')
+    assert load_config(env_for(directory), root).model == "replay:demo.json"
+    directory = user_dir(tmp_path, 'model = "replay:mine.json"\n')
+    assert load_config(env_for(directory), workspace(tmp_path, name="other")).model == "replay:mine.json"

@@ -202,7 +202,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       const key = await vscode.window.showInputBox({
         title: 'Agent: Set API Key',
         prompt:
-          "Kept in VS Code's secret storage and given only to the server, as AGENT_LS_API_KEY. " +
+          "Kept in VS Code's secret storage and handed only to the server, over a pipe (never in an environment). " +
           'Leave empty to remove the stored key.',
         placeHolder: 'API key',
         password: true,

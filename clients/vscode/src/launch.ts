@@ -2,14 +2,21 @@
  * How the server process is launched, and what the user reads when it cannot start or dies.
  *
  * Launch order: pick the interpreter (`agentLs.pythonPath`, else the Python extension's selected
- * interpreter, else `python3`), build the environment (the API key from SecretStorage goes in as
- * `AGENT_LS_API_KEY` and nowhere else), spawn `<python> -m agent_ls serve` on stdio.
+ * interpreter, else `python3`), build the environment, spawn `<python> -m agent_ls serve` on stdio.
+ * The API key from SecretStorage is handed over on a pipe (file descriptor 3, named by
+ * `AGENT_LS_KEYS_FD`, as `{"AGENT_LS_API_KEY": key}`), never in the environment: other processes of
+ * the user can read a process's initial environment (`/proc/<pid>/environ`, `ps eww`), and a command
+ * the agent runs without a sandbox could (server/agent_ls/key_handoff.py). On Windows, which has no
+ * such descriptors for Python, it goes in the environment as `AGENT_LS_API_KEY`.
  *
  * Pure: no `vscode` import, so the unit tests run in plain Node.
  */
 
 export const SERVER_ARGS: readonly string[] = ['-m', 'agent_ls', 'serve'];
 export const API_KEY_ENV = 'AGENT_LS_API_KEY';
+export const KEYS_FD_ENV = 'AGENT_LS_KEYS_FD';
+/** The server's file descriptor that carries the keys (stdin, stdout, stderr are 0 to 2). */
+export const KEYS_FD = 3;
 
 export type PythonSource = 'agentLs.pythonPath' | 'the Python extension' | 'the default';
 
@@ -43,13 +50,28 @@ export function choosePython(
   return { command: platform === 'win32' ? 'python' : 'python3', source: 'the default' };
 }
 
-/** The server's environment: the editor's own, plus the stored API key when there is one. */
-export function serverEnv(base: NodeJS.ProcessEnv, apiKey: string | undefined): NodeJS.ProcessEnv {
+export interface ServerLaunch {
+  env: NodeJS.ProcessEnv;
+  /** What to write on descriptor `KEYS_FD` (then close it), or undefined for no handoff. */
+  keys: string | undefined;
+}
+
+/**
+ * The server's environment and key handoff: the editor's own environment, plus, when a key is stored,
+ * `AGENT_LS_KEYS_FD=3` and the key as JSON for that descriptor (on Windows: `AGENT_LS_API_KEY` in the
+ * environment instead).
+ */
+export function serverLaunch(base: NodeJS.ProcessEnv, apiKey: string | undefined, platform: string): ServerLaunch {
   const env = { ...base };
-  if (apiKey) {
-    env[API_KEY_ENV] = apiKey;
+  if (!apiKey) {
+    return { env, keys: undefined };
   }
-  return env;
+  if (platform === 'win32') {
+    env[API_KEY_ENV] = apiKey;
+    return { env, keys: undefined };
+  }
+  env[KEYS_FD_ENV] = String(KEYS_FD);
+  return { env, keys: JSON.stringify({ [API_KEY_ENV]: apiKey }) };
 }
 
 /** Keeps the last `maxChars` characters a process wrote to stderr, for error messages. */

@@ -23,7 +23,7 @@ import type { ProposalActions } from './proposals';
 import { APPLY, DISCARD, REVIEW, runEndedView, SHOW_ANSWER, SHOW_TRANSCRIPT } from './runOutcome';
 import { taskLabel } from './runArgs';
 import type { AgentServer, ProgressValue } from './server';
-import { SECTION } from './settings';
+import { modelSetting, SECTION } from './settings';
 import { type StatusState, statusView, streamTail, usageLine } from './status';
 
 export const ANSWER_SCHEME = 'agent-ls-answer';
@@ -315,7 +315,9 @@ export class RunTracker implements vscode.Disposable {
   }
 
   private configuredModel(): string | undefined {
-    return vscode.workspace.getConfiguration(SECTION).get<string>('model');
+    const config = vscode.workspace.getConfiguration(SECTION);
+    const { value } = modelSetting(config.inspect('model'), config.get('model'));
+    return typeof value === 'string' ? value : undefined;
   }
 
   private update(change: Partial<StatusState>): void {

@@ -3,7 +3,7 @@
  * messages the extension handles itself.
  *
  * Start, in order: pick the interpreter (`launch.ts`), read the API key from SecretStorage, spawn
- * `<python> -m agent_ls serve` with the key in its environment only, initialize with
+ * `<python> -m agent_ls serve` with the key handed over on a pipe (`launch.ts`), initialize with
  * `{agentLs: {...}}`, then take over `window/workDoneProgress/create` (see below). A start that fails
  * or a server that dies is reported once, with the reason read from its exit code and stderr and a
  * "Show log" button; it is not restarted behind the user's back (the next command, or
@@ -42,13 +42,13 @@ import {
   type WorkDoneProgressReport,
 } from 'vscode-languageclient/node';
 
-import { choosePython, crashMessage, SERVER_ARGS, serverEnv, startFailureMessage } from './launch';
+import { choosePython, crashMessage, SERVER_ARGS, serverLaunch, startFailureMessage } from './launch';
 import { type CommandRoute, unsupportedCommand } from './commandRouting';
 import { answerFor, DENY_WITH_FEEDBACK, modalText, withFeedbackAction } from './messageRequest';
 import { AGENT_EVENT, AGENT_RUN_ENDED, type AgentEventNotification, type RunEndedNotification } from './protocol';
 import { selectedInterpreter } from './python';
 import { ServerProcess } from './serverProcess';
-import { clearsValue, SECTION, type ServerSettings, serverSettings } from './settings';
+import { clearsValue, modelSetting, SECTION, type ServerSettings, serverSettings } from './settings';
 import type { ServerState } from './status';
 
 /** The SecretStorage key of the API key. */
@@ -196,8 +196,7 @@ export class AgentServer implements vscode.Disposable {
     if (!client || this.state !== 'running') {
       return true;
     }
-    const config = vscode.workspace.getConfiguration(SECTION);
-    const settings = serverSettings((key) => config.get(key));
+    const settings = this.readSettings();
     if (clearsValue(this.sentSettings, settings.agentLs)) {
       return false;
     }
@@ -206,6 +205,22 @@ export class AgentServer implements vscode.Disposable {
       .sendNotification(DidChangeConfigurationNotification.type, { settings })
       .catch((error: unknown) => this.log.warn(`Could not send the settings to the server: ${String(error)}`));
     return true;
+  }
+
+  /** The settings for the server, with a workspace's `replay:` model left out (`modelSetting`). */
+  private readSettings(): { agentLs: ServerSettings } {
+    const config = vscode.workspace.getConfiguration(SECTION);
+    return serverSettings((key) => {
+      if (key !== 'model') {
+        return config.get(key);
+      }
+      const model = modelSetting(config.inspect('model'), config.get('model'));
+      if (model.ignored) {
+        this.log.warn(model.ignored);
+        void vscode.window.showWarningMessage(`Agent: ${model.ignored}`);
+      }
+      return model.value;
+    });
   }
 
   dispose(): void {
@@ -233,10 +248,10 @@ export class AgentServer implements vscode.Disposable {
     const fromExtension = configured?.trim() ? undefined : await selectedInterpreter(this.log);
     const python = choosePython(configured, fromExtension, process.platform, homedir());
     const apiKey = await this.secrets.get(API_KEY_SECRET);
-    const env = serverEnv(process.env, apiKey);
+    const launch = serverLaunch(process.env, apiKey, process.platform);
     const cwd = workspaceCwd();
     const serverProcess = new ServerProcess(python);
-    const initialSettings = serverSettings((key) => config.get(key));
+    const initialSettings = this.readSettings();
     this.sentSettings = initialSettings.agentLs;
     this.log.info(
       `Starting the server: ${python.command} ${SERVER_ARGS.join(' ')} (interpreter from ${python.source}; ` +
@@ -245,7 +260,7 @@ export class AgentServer implements vscode.Disposable {
     const client: AgentLanguageClient = new AgentLanguageClient(
       'agent-ls',
       'agent-ls',
-      () => serverProcess.spawn(env, cwd, this.log),
+      () => serverProcess.spawn(launch, cwd, this.log),
       {
         documentSelector: [{ scheme: 'file' }],
         outputChannel: this.log,

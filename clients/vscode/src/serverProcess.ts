@@ -3,11 +3,12 @@
  * messages `server.ts` shows.
  */
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import type { Writable } from 'node:stream';
 
 import type * as vscode from 'vscode';
 
-import { type PythonChoice, SERVER_ARGS, StderrTail } from './launch';
+import { KEYS_FD, type PythonChoice, SERVER_ARGS, type ServerLaunch, StderrTail } from './launch';
 
 export class ServerProcess {
   readonly stderr = new StderrTail();
@@ -21,12 +22,19 @@ export class ServerProcess {
     this.ended = new Promise((resolve) => (this.markEnded = resolve));
   }
 
-  /** Spawns the server; rejects when the process cannot start at all (no such interpreter). */
-  async spawn(env: NodeJS.ProcessEnv, cwd: string | undefined, log: vscode.LogOutputChannel): Promise<ChildProcess> {
-    const child = spawn(this.python.command, [...SERVER_ARGS], { env, cwd, stdio: 'pipe', windowsHide: true });
+  /** Spawns the server; rejects when the process cannot start at all (no such interpreter). The keys,
+   * when there are any, are written on descriptor `KEYS_FD`, which is then closed. */
+  async spawn(launch: ServerLaunch, cwd: string | undefined, log: vscode.LogOutputChannel): Promise<ChildProcess> {
+    const stdio: StdioOptions = launch.keys === undefined ? 'pipe' : ['pipe', 'pipe', 'pipe', 'pipe'];
+    const child: ChildProcess = spawn(this.python.command, [...SERVER_ARGS], { env: launch.env, cwd, stdio, windowsHide: true });
+    if (launch.keys !== undefined) {
+      const keys = child.stdio[KEYS_FD] as Writable | null;
+      keys?.on('error', (error) => log.error(`agent-ls server process: the key handoff failed: ${error.message}`));
+      keys?.end(launch.keys);
+    }
     this.child = child;
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => this.stderr.push(chunk));
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => this.stderr.push(chunk));
     child.on('exit', (code, signal) => {
       this.exit = { code, signal };
       this.markEnded();

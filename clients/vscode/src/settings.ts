@@ -34,6 +34,42 @@ export function serverSettings(get: (key: string) => unknown): { agentLs: Server
   return { agentLs: settings };
 }
 
+/** What `WorkspaceConfiguration.inspect` reports of one setting, per scope. */
+export interface SettingScopes {
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+const REPLAY_PREFIX = 'replay:';
+
+function isReplay(value: unknown): boolean {
+  return typeof value === 'string' && value.trim().startsWith(REPLAY_PREFIX);
+}
+
+/**
+ * `agentLs.model` as the server may get it. A `replay:` model set by the workspace's (or a folder's)
+ * `.vscode/settings.json` is ignored: a cloned repository would otherwise pick a script on disk that
+ * writes every tool call and answer (issue 11.2; the server ignores the same in an untrusted
+ * `agent-ls.toml`). The user's own value then applies.
+ *
+ * @param scopes the setting's values per scope (`config.inspect('model')`).
+ * @param effective the value VS Code resolved (`config.get('model')`).
+ * @returns the value to use, and a warning when a workspace value was ignored.
+ */
+export function modelSetting(scopes: SettingScopes | undefined, effective: unknown): { value: unknown; ignored?: string } {
+  const fromWorkspace = [scopes?.workspaceFolderValue, scopes?.workspaceValue].find((v) => v !== undefined);
+  if (typeof fromWorkspace !== 'string' || !isReplay(fromWorkspace)) {
+    return { value: effective };
+  }
+  return {
+    value: typeof scopes?.globalValue === 'string' ? scopes.globalValue : undefined,
+    ignored:
+      `agentLs.model = "${fromWorkspace}" from the workspace settings is ignored: a workspace may not ` +
+      'choose a replay script as the model; set agentLs.model in your user settings instead.',
+  };
+}
+
 /** Changes to these settings restart the server; the others reach it live. */
 export const RESTART_SETTINGS: readonly string[] = [`${SECTION}.pythonPath`];
 

@@ -13,7 +13,10 @@ takes the same steps and records the requests.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -105,15 +108,22 @@ class ReplayModel:
         return None
 
 
+MAX_SCRIPT_BYTES = 16 * 1024 * 1024
+"""The largest replay script read, in bytes; a larger file is refused before it is read."""
+
+
 def load_script(path: str, step_model: type[S]) -> list[S]:
     """Read a script file as a list of ``step_model``.
+
+    Only a regular file of at most ``MAX_SCRIPT_BYTES`` is read: a FIFO, a device (``/dev/zero``), a
+    socket or a directory is refused without blocking, and so is a larger file.
 
     Raises:
         ConfigError: one line naming ``path`` and the first problem (``step 2: tool_calls.0.name: ...``,
             steps 1-based).
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = _read_regular(path, MAX_SCRIPT_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigError(f"replay script {path} cannot be read: {reason}") from exc
@@ -133,3 +143,29 @@ def load_script(path: str, step_model: type[S]) -> list[S]:
             message = f"replay script {path}: step {number}: {place}: {first['msg']}"
             raise ConfigError(" ".join(message.split())) from exc
     return steps
+
+
+def _read_regular(path: str, max_bytes: int) -> bytes:
+    """The bytes of ``path`` when it is a regular file of at most ``max_bytes``.
+
+    Opened non-blocking, so that a FIFO with no writer cannot hang the server, then checked with
+    ``fstat`` on the open descriptor (no window between the check and the read).
+
+    Raises:
+        OSError: it cannot be opened, is not a regular file, or is too large (the ``strerror`` says which).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if info.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"{info.st_size:,} bytes, over the {max_bytes:,}-byte limit")
+    except OSError:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as file:
+        data = file.read(max_bytes + 1)
+    if len(data) > max_bytes:  # it grew after the check
+        raise OSError(errno.EFBIG, f"over the {max_bytes:,}-byte limit")
+    return data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from agent_ls.core.errors import ConfigError, ScriptExhausted
 from agent_ls.core.events import Event
 from agent_ls.core.messages import AssistantMessage, ModelResponse, ToolCall, Usage, UserMessage
 from agent_ls.models.openai_chat import chat_request_body
-from agent_ls.models.replay import ReplayModel
+from agent_ls.models.replay import MAX_SCRIPT_BYTES, ReplayModel
 
 
 def _ignore(_event: Event) -> None:
@@ -162,3 +163,34 @@ async def test_a_delay_is_cancellable_and_uses_up_its_step(tmp_path: Path) -> No
     after = await model.complete([UserMessage("again")], [], _ignore)
 
     assert after.message == AssistantMessage("next")
+
+
+def _fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "fifo.json"
+    os.mkfifo(path)  # nobody ever writes: a blocking open would hang forever
+    return path
+
+
+def _huge(tmp_path: Path) -> Path:
+    path = tmp_path / "huge.json"
+    with path.open("wb") as file:
+        file.truncate(MAX_SCRIPT_BYTES + 1)  # sparse: costs no disk
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda _: Path("/dev/zero"), "not a regular file"),
+        (_fifo, "not a regular file"),
+        (lambda tmp_path: tmp_path, "not a regular file"),
+        (_huge, f"{MAX_SCRIPT_BYTES + 1:,} bytes, over the {MAX_SCRIPT_BYTES:,}-byte limit"),
+    ],
+    ids=["device", "fifo", "folder", "over-16-MiB"],
+)
+def test_only_a_regular_file_within_the_size_cap_is_read(tmp_path: Path, make: Any, reason: str) -> None:
+    """Issue 11.2: ``replay:/dev/zero`` grew the server until it was killed; a FIFO would hang it."""
+    path = make(tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        ReplayModel(path)
+    assert str(caught.value) == f"replay script {path} cannot be read: {reason}"

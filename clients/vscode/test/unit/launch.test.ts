@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { choosePython, crashMessage, serverEnv, StderrTail, startFailureMessage } from '../../src/launch';
+import { choosePython, crashMessage, serverLaunch, StderrTail, startFailureMessage } from '../../src/launch';
 
 test('the interpreter: the setting, then the Python extension, then python3', () => {
   assert.deepEqual(choosePython('/opt/venv/bin/python', '/usr/bin/python3.12', 'linux', '/home/u'), {
@@ -20,12 +20,16 @@ test('the interpreter: the setting, then the Python extension, then python3', ()
   assert.deepEqual(choosePython('', '', 'win32', 'C:\\Users\\u'), { command: 'python', source: 'the default' });
 });
 
-test('the API key goes into the environment as AGENT_LS_API_KEY only when stored', () => {
+test('a stored API key is handed over on descriptor 3, never in the environment (Windows: the environment)', () => {
   const base = { PATH: '/usr/bin', OPENAI_API_KEY: 'from-shell' };
-  assert.deepEqual(serverEnv(base, 'sk-secret'), { ...base, AGENT_LS_API_KEY: 'sk-secret' });
-  assert.deepEqual(serverEnv(base, undefined), base);
-  assert.deepEqual(serverEnv(base, ''), base);
-  assert.equal('AGENT_LS_API_KEY' in base, false, 'the base environment is not modified');
+  assert.deepEqual(serverLaunch(base, 'sk-secret', 'linux'), {
+    env: { ...base, AGENT_LS_KEYS_FD: '3' },
+    keys: '{"AGENT_LS_API_KEY":"sk-secret"}',
+  });
+  assert.deepEqual(serverLaunch(base, undefined, 'linux'), { env: base, keys: undefined });
+  assert.deepEqual(serverLaunch(base, '', 'darwin'), { env: base, keys: undefined });
+  assert.deepEqual(serverLaunch(base, 'sk-secret', 'win32'), { env: { ...base, AGENT_LS_API_KEY: 'sk-secret' }, keys: undefined });
+  assert.equal('AGENT_LS_KEYS_FD' in base, false, 'the base environment is not modified');
 });
 
 test('stderr tail keeps the end and finds the last line', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { clearsValue, serverSettings } from '../../src/settings';
+import { clearsValue, modelSetting, serverSettings } from '../../src/settings';
 
 test('server settings: the five keys, empty values left out, pythonPath never sent', () => {
   const configured: Record<string, unknown> = {
@@ -28,4 +28,15 @@ test('clearing a value (at any depth) is a change the running server cannot be s
   assert.equal(clearsValue(before, { ...before, permissions: {} }), true);
   assert.equal(clearsValue(undefined, { model: 'x' }), false);
   assert.equal(clearsValue({}, {}), false);
+});
+
+test("a workspace's replay: model is ignored and the user's own model applies (issue 11.2)", () => {
+  const evil = modelSetting({ globalValue: 'openai/gpt-4.1', workspaceValue: 'replay:evil.json' }, 'replay:evil.json');
+  assert.equal(evil.value, 'openai/gpt-4.1');
+  assert.match(evil.ignored ?? '', /agentLs.model = "replay:evil.json" from the workspace settings is ignored/);
+  const folder = modelSetting({ workspaceFolderValue: ' replay:/dev/zero' }, ' replay:/dev/zero');
+  assert.deepEqual([folder.value, folder.ignored !== undefined], [undefined, true]);
+  assert.deepEqual(modelSetting({ globalValue: 'replay:mine.json' }, 'replay:mine.json'), { value: 'replay:mine.json' });
+  assert.deepEqual(modelSetting({ workspaceValue: 'ollama/qwen' }, 'ollama/qwen'), { value: 'ollama/qwen' });
+  assert.deepEqual(modelSetting(undefined, 'x/y'), { value: 'x/y' });
 });
