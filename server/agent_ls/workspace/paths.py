@@ -206,10 +206,12 @@ class PathPolicy:
                 self._extra.append(real)
 
     def is_secret(self, rel: str) -> bool:
-        """True when ``rel``, relative to the first root, names a secret by the configured patterns."""
+        """True when ``rel``, relative to the first root, names a secret by the configured patterns, as
+        written, as Windows reads it, or through a short name (``ENV~1``) standing for one."""
         if rel in ("", "."):
             return False
-        return self._secrets.advice(rel, self.real_root / rel) is not None
+        refusal = self._refusal(self.real_root / rel, rel)
+        return refusal is not None and refusal.secret
 
     def resolve(self, path: str) -> str:
         """Map ``path`` (relative to the first root, absolute, or starting with ``~``) to a workspace path.
@@ -355,6 +357,9 @@ class PathPolicy:
         advice = self._secrets.advice(rel, path)
         if advice is not None:
             return _Refusal(advice, secret=True)
+        written = rel if rel is not None else path.as_posix()
+        if not windows_names.ON_WINDOWS and not windows_names.may_read_differently(written):
+            return None
         parts = PurePosixPath(rel).parts if rel is not None else path.parts[1:]
         alias = windows_names.dot_git_alias(parts, fold)
         if alias is not None:
@@ -364,8 +369,8 @@ class PathPolicy:
             return _Refusal("names a device on Windows (CON, NUL, COM1, ...); use another file name")
         if depth >= _MAX_SHORT_NAMES:
             return None
-        for index, part in enumerate(path.parts[1:], start=1):
-            parent = Path(*path.parts[:index])
+        for index in range(len(path.parts) - len(parts), len(path.parts)):
+            parent, part = Path(*path.parts[:index]), path.parts[index]
             for target in windows_names.short_name_targets(parent, part):
                 other = parent.joinpath(target, *path.parts[index + 1 :])
                 found = self._refusal(other, self._lexical_rel(other), depth + 1)

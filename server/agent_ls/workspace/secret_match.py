@@ -15,13 +15,16 @@ characters dropped, NFKC, casefold), so ``.ENV``, fullwidth ``．ｅｎｖ`` and
 elsewhere the look-alike is refused all the same. A path is also matched as Windows reads it
 (``windows_names.windows_reading``: ``.env.``, ``.env::$DATA``, ``config\\.env``, ``GIT~1/config``).
 
-Matching runs for every file of a tree the shadow copy scans, so one regular expression joining every
-relative pattern is tried first: a path that matches none of them (nearly all) costs one match per
-tail, whatever the length of the list.
+Matching runs for every file of a tree the shadow copy scans (tens of thousands in a ``node_modules``),
+so a cheap test comes first: a pattern can only match a path when its last segment matches one of the
+path's components (``**/.cargo/credentials`` needs a ``credentials``), and the components seen are
+remembered. A path none of whose components can end a pattern (nearly all) costs a few dictionary
+lookups, whatever the length of the list.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import pwd
 import re
@@ -35,7 +38,10 @@ from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 from pathspec.patterns.gitwildmatch import GitWildMatchPattern
 
 from agent_ls.workspace.secret_files import SECRET_GROUPS
-from agent_ls.workspace.windows_names import windows_reading
+from agent_ls.workspace.windows_names import may_read_differently, windows_reading
+
+_MAX_REMEMBERED = 50_000
+"""Path components whose ``_last_segments`` test is remembered; the memory is emptied past this."""
 
 CONFIG_ADVICE = "is agent-ls's own configuration; ask the user for the setting you need"
 OTHER_ADVICE = "is a secret file (configured); ask the user for what you need instead"
@@ -124,7 +130,8 @@ class Secrets:
             groups.append(_Group(_spec(lines), True, CONFIG_ADVICE, fixed=True, carve_out=skills))
         # Absolute groups first: "~/.ssh/id_rsa" is SSH material before it is a key.
         self._groups = tuple(sorted(groups, key=lambda group: not group.absolute))
-        self._relative_any = _joined([g.spec for g in self._groups if not g.absolute])
+        self._last_segment = _last_segments([g.spec for g in self._groups])
+        self._components: dict[str, bool] = {}
         # Exemptions come from the user (config or trusted workspace); a "!" there only narrows them.
         self._exempt_relative = _spec([fold(_expand_pattern(p, home)) for p in exempt if not _is_absolute(p)])
         self._exempt_absolute = _spec([fold(_expand_pattern(p, home)) for p in exempt if _is_absolute(p)])
@@ -137,7 +144,7 @@ class Secrets:
         folded_rel = fold(rel) if rel is not None else None
         folded_abs = fold(absolute.as_posix())
         found = self._advice(folded_rel, folded_abs.lstrip("/"))
-        if found is not None:
+        if found is not None or not may_read_differently(folded_abs):
             return found
         windows_rel = windows_reading(folded_rel) if folded_rel is not None else None
         windows_abs = windows_reading(folded_abs)
@@ -146,19 +153,28 @@ class Secrets:
         return self._advice(windows_rel, windows_abs.lstrip("/"))
 
     def _advice(self, folded_rel: str | None, folded_abs: str) -> str | None:
+        if not any(map(self._may_end_a_pattern, folded_abs.split("/"))):
+            return None
         exempt = bool(folded_abs) and self._exempt_absolute.match_file(folded_abs)
         if folded_rel is not None and folded_rel != "." and self._exempt_relative.match_file(folded_rel):
             exempt = True
         inside = folded_rel is not None
         given = [folded_rel] if folded_rel is not None else _tails(folded_abs)
         tails = [tail for tail in given if tail not in ("", ".")]
-        relative_hit = any(self._relative_any.match(tail) for tail in tails)
         for group in self._groups:
-            if not group.absolute and not relative_hit:
-                break  # the relative groups come last, and none of them can match
             if (group.fixed or not exempt) and group.matches(folded_abs, tails, inside):
                 return group.advice
         return None
+
+
+    def _may_end_a_pattern(self, component: str) -> bool:
+        known = self._components.get(component)
+        if known is None:
+            known = self._last_segment.match(component) is not None
+            if len(self._components) >= _MAX_REMEMBERED:
+                self._components.clear()
+            self._components[component] = known
+        return known
 
 
 def secret_pattern_problem(pattern: str) -> str | None:
@@ -197,15 +213,18 @@ def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _joined(specs: Sequence[pathspec.GitIgnoreSpec]) -> re.Pattern[str]:
-    """One expression matching what any including pattern of ``specs`` matches (``!`` lines can only
-    take paths out, so they are left out): the cheap first test of ``Secrets._advice``."""
+def _last_segments(specs: Sequence[pathspec.GitIgnoreSpec]) -> re.Pattern[str]:
+    """One expression matching a path component that can end a match of an including line of
+    ``specs`` (its last segment: ``credentials`` for ``**/.cargo/credentials``, ``.aws`` for ``.aws/``;
+    ``!`` lines only take paths out, so they are left out). A gitignore line matches a path when it
+    matches the path or a folder above it, so its last segment always matches one component."""
     regexes = []
     for spec in specs:
         for pattern in spec.patterns:
-            if pattern.include and isinstance(pattern, GitIgnoreSpecPattern) and pattern.regex is not None:
-                # Each pattern names its directory group "ps_d"; names cannot repeat in one expression.
-                regexes.append(pattern.regex.pattern.replace("(?P<ps_d>", "(?:"))
+            if pattern.include and isinstance(pattern, GitIgnoreSpecPattern) and pattern.pattern:
+                last = str(pattern.pattern).rstrip("/").rpartition("/")[2]
+                # gitignore escapes with "\"; fnmatch has none, but "[x]" is the character x.
+                regexes.append(fnmatch.translate(re.sub(r"\\(.)", r"[\1]", last)))
     return re.compile("|".join(f"(?:{r})" for r in regexes) or "(?!)")
 
 

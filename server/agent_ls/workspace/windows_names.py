@@ -25,12 +25,19 @@ ON_WINDOWS = os.name == "nt"
 # and up to 3 characters of extension; or, past four collisions, 2 characters and 4 hex digits.
 _SHORT_NAME = re.compile(r"([^.~\s]{1,7})~([1-9][0-9]{0,5})(?:\.([^.\s]{1,3}))?")
 _GIT_SHORT = re.compile(r"git~[0-9]+")
+_ODD = re.compile(r"[\\:~]|[. ](?:/|$)")
 # Characters a short name replaces with "_" (Microsoft, "Naming Files": the 8.3 character set).
 _NOT_IN_SHORT_NAMES = re.compile(r"[^A-Z0-9!#$%&'()\-@^_`{}~]")
 _DEVICES = frozenset(
     {"con", "prn", "aux", "nul", "conin$", "conout$"}
     | {f"{port}{n}" for port in ("com", "lpt") for n in (*"123456789", "\u00b9", "\u00b2", "\u00b3")}
 )
+
+
+def may_read_differently(path: str) -> bool:
+    """False when Windows (and macOS) surely read ``path`` as written: it is ASCII and holds no
+    ``\\``, ``:`` or ``~``, and no component ends with a dot or a space. The cheap test before the others."""
+    return not path.isascii() or _ODD.search(path) is not None
 
 
 def windows_name(name: str) -> str:
