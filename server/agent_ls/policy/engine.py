@@ -6,7 +6,8 @@ Shell commands (``check_command``), in order:
    would execute, normalized (wrappers unwrapped, ``VAR=x`` prefixes and git global options removed);
 2. judge each simple command separately, as the strictest of:
    - the ``bash`` rules on its normalized text (``rules.judge``: deny > ask > allow over all matching
-     rules, no match is the fallback ask);
+     rules, no match is the fallback ask); deny and ask rules also on each wrapper form it had, and a
+     deny for a later word that starts a denied command (``wrapped_rules``);
    - a command word that cannot be resolved statically (``$CMD``): at least ask;
    - a "risky" command (``git -c``, ``--ext-diff``, pager variables, brace expansion...): at least ask;
    - each redirection that touches a file (``2>&1``, ``/dev/null`` and heredocs do not): a target
@@ -20,8 +21,9 @@ Shell commands (``check_command``), in order:
      has a secret's name): a secret, or a symlink chain that leaves the workspace, is deny; outside
      the workspace is at least ask; inside, the ``read`` rules apply. A glob is expanded against
      the workspace, dotfiles included (stricter than bash), and every match checked; one that
-     matches over 1000 entries or cannot be read is at least ask. An argument holding an expansion
-     (``$F``, ``$(...)``) is at least ask: it could name any file;
+     matches over 1000 entries or cannot be read is at least ask. An argument that cannot be decoded
+     statically (``$F``, ``$(...)``, ``<(...)``: ``SimpleCommand.undecoded``) is at least ask: it
+     could name any file;
    - each file an option writes (pytest's ``--junitxml``, ``--basetemp``...; ``operands``): like a
      redirect's target, deny outside the workspace or for a secret, else an edit (at least ask);
 3. the input's verdict is the strictest over its commands; a parse error adds an unliftable ask
@@ -78,6 +80,7 @@ from agent_ls.policy.rules import (
 )
 from agent_ls.policy.shell_parse import ParsedShell, Redirect, SimpleCommand, parse_shell
 from agent_ls.policy.user_rules import USER_SOURCE, ShellMode
+from agent_ls.policy.wrapped_rules import wrapped_judgements
 from agent_ls.workspace.paths import PathCheck, PathPolicy
 
 SESSION_RULE = "session: allowed by the user"
@@ -222,6 +225,10 @@ class PermissionPolicy:
             found.append(Judgement("ask", NOT_STATIC_RULE, reason))
         if simple.risky:
             found.append(Judgement("ask", RISKY_RULE, f"{simple.text!r}: {simple.risky}"))
+        found.extend(wrapped_judgements(simple, self.rules))
+        if simple.undecoded:
+            unknown = simple.argv[simple.undecoded[0]]
+            found.append(Judgement("ask", DYNAMIC_ARGUMENT_RULE, f"{unknown} is not known before it runs"))
         if not self.sandboxed and runs_project_code(simple):
             found.append(Judgement("ask", NO_SANDBOX_RULE, f"{NO_SANDBOX_REASON} ({simple.text!r})"))
         found.extend(
@@ -465,6 +472,7 @@ def _keyable(simple: SimpleCommand) -> bool:
     return (
         simple.static
         and simple.risky is None
+        and not simple.undecoded
         and not any(_EXPANSION.search(word) for word in simple.argv)
         and all(map(_keyable_redirect, simple.redirects))
         and not _ASSIGNMENT.search(simple.text)
@@ -539,7 +547,7 @@ def _follow_cd(simple: SimpleCommand, cwd: _Cwd) -> None:
         return
     targets = [w for w in simple.argv[1:] if not w.startswith("-")]
     target = targets[0] if targets else None
-    if target is None or _EXPANSION.search(target) or target.startswith("~"):
+    if target is None or simple.undecoded or _EXPANSION.search(target) or target.startswith("~"):
         cwd.path = None
     elif os.path.isabs(target):
         cwd.path = Path(os.path.normpath(target))

@@ -54,7 +54,6 @@ from agent_ls.policy.shell_argv import (
     shell_invocation,
     system_bin_dir,
     trap_script,
-    unwrap,
     variable_operands,
     watch_command,
 )
@@ -64,11 +63,13 @@ from agent_ls.policy.shell_words import (
     Word,
     adjacent_groups,
     backquote_scripts,
+    heredoc_delimiter,
     joined,
     resolve_word,
     unescape_backquoted,
     unescape_heredoc,
 )
+from agent_ls.policy.shell_wrappers import unwrap
 
 MAX_INPUT_BYTES = 100_000
 MAX_SCRIPT_DEPTH = 8  # bash -c / eval / watch / trap / heredoc-to-shell scripts inside each other
@@ -133,6 +134,13 @@ class SimpleCommand:
             ``/tmp/x/ls``), brace expansion in arguments, ``find -fprint``. Several reasons are joined
             by ``; ``. A risky command is never auto-allowed.
         redirects: its redirections, in order: its own, then those of enclosing compound statements.
+        undecoded: the indexes (from 1) of the argv words that cannot be decoded statically, kept as
+            written (``$F``, ``"$(ls)"``, ``<(...)``, ``$'\\u00e9'``): each could be any word.
+        wrappers: the commands this one runs inside, outermost first, each as its normalized argv
+            before that step: a wrapper unwrapped (``("timeout", "5", "rm", "x")`` for ``rm x``), a
+            directory prefix or git's global options removed, the shell or ``eval`` whose script holds
+            it, the ``find``/``xargs``/``watch`` that runs it. Deny and ask rules are matched against
+            these too (``wrapped_rules``), so a wrapper never lifts them.
     """
 
     argv: tuple[str, ...]
@@ -140,6 +148,8 @@ class SimpleCommand:
     static: bool = True
     risky: str | None = None
     redirects: tuple[Redirect, ...] = ()
+    undecoded: tuple[int, ...] = ()
+    wrappers: tuple[tuple[str, ...], ...] = ()
 
     @property
     def normalized(self) -> str:
@@ -214,6 +224,11 @@ class _Exec:
     risky: tuple[str, ...] = ()
     stdin: str | None = None  # the text of a static heredoc or here-string on fd 0
     placeholder: str | None = None  # "{}" under find -exec, the -I string under xargs: replaced at run
+    wrappers: tuple[tuple[str, ...], ...] = ()  # SimpleCommand.wrappers of what it runs
+
+    def inside(self, words: Sequence[Word]) -> _Exec:
+        """This context for a command that ``words`` runs (``SimpleCommand.wrappers`` grows by one)."""
+        return replace(self, wrappers=(*self.wrappers, tuple(word.text for word in words)))
 
 
 class _Script:
@@ -355,7 +370,9 @@ class _Script:
                 self.declared(keyword, word)
         argv = [keyword] if keyword else []
         argv += [word.text for word in words]
-        self.out.commands.append(SimpleCommand(tuple(argv), self.text(node), redirects=outer))
+        undecoded = tuple(i for i, word in enumerate(words, start=len(argv) - len(words)) if not word.static)
+        command = SimpleCommand(tuple(argv), self.text(node), redirects=outer, undecoded=undecoded)
+        self.out.commands.append(command)
         self.walk_children(node, outer, level)
 
     def declared(self, keyword: str, word: Word) -> None:
@@ -510,6 +527,7 @@ class _Script:
             if directory or head.text.startswith("/"):
                 if not system_bin_dir(directory):
                     ctx = replace(ctx, risky=(*ctx.risky, f"runs {head.text} by path"))
+                ctx = ctx.inside(words)
                 words = [replace(head, text=name), *words[1:]]
             if name in SHELLS:
                 self.shell(words, ctx)
@@ -534,6 +552,7 @@ class _Script:
                 elif run.error is not None:
                     self.fail(words, ctx, run.error)
                 elif run.exec_words:
+                    ctx = ctx.inside(words)
                     words = list(run.exec_words)
                     continue
                 elif run.script_words:
@@ -549,9 +568,12 @@ class _Script:
                     ctx = replace(ctx, stdin=None)
                 if unwrapped.placeholder is not None:
                     ctx = replace(ctx, placeholder=unwrapped.placeholder)
+                for script in unwrapped.scripts:
+                    self.script(words, [script], ctx, emit_on_error=False)
                 if not unwrapped.words:
                     self.emit(words, ctx)
                     return
+                ctx = ctx.inside(words)
                 words = list(unwrapped.words)
                 continue
             self.builtin_effects(name, words)
@@ -559,10 +581,12 @@ class _Script:
                 find = find_exec_segments(words)
                 self.emit(words, replace(ctx, risky=(*ctx.risky, *find.risky)))
                 for segment in find.segments:
-                    self.execute(list(segment), replace(ctx, stdin=None, placeholder="{}"))
+                    self.execute(list(segment), replace(ctx.inside(words), stdin=None, placeholder="{}"))
                 return
             if name == "git":
                 normal = git_normalize(words)
+                if len(normal.words) != len(words):
+                    ctx = ctx.inside(words)
                 self.emit(list(normal.words), replace(ctx, risky=(*ctx.risky, *normal.risky)))
                 return
             self.emit(words, ctx)
@@ -621,9 +645,11 @@ class _Script:
         # (for a child shell, `bash -c`, this is only cautious).
         self.session_risky.extend(nested.session_risky)
         self.out.errors.extend(inner.errors)
+        outer = ctx.inside(words).wrappers
         for command in inner.commands:
             command = _with_risky(command, ctx.risky)
-            self.out.commands.append(replace(command, redirects=(*command.redirects, *ctx.redirects)))
+            redirects = (*command.redirects, *ctx.redirects)
+            self.out.commands.append(replace(command, redirects=redirects, wrappers=(*outer, *command.wrappers)))
 
     def fail(self, words: list[Word], ctx: _Exec, error: str) -> None:
         self.out.errors.append(error)
@@ -633,7 +659,9 @@ class _Script:
         risky = list(ctx.risky)
         if any(word.brace for word in words[1:]):
             risky.append("brace expansion can turn one argument into several")
-        command = SimpleCommand(tuple(word.text for word in words), ctx.text, static, None, ctx.redirects)
+        argv = tuple(word.text for word in words)
+        undecoded = tuple(i for i, word in enumerate(words) if i and not word.static)
+        command = SimpleCommand(argv, ctx.text, static, None, ctx.redirects, undecoded, ctx.wrappers)
         self.out.commands.append(_with_risky(command, risky))
 
     # -- redirections ----------------------------------------------------------------------------
@@ -693,12 +721,17 @@ class _Script:
         op = "<<"
         quoted = False
         body: str | None = ""
+        delimiter: str | None = None
+        ended = ""
         for i, child in enumerate(node.children):
             kind = child.type
             if not child.is_named and kind in ("<<", "<<-"):
                 op = kind
             elif kind == "heredoc_start":
                 quoted = any(q in self.text(child) for q in "'\"\\")
+                delimiter = heredoc_delimiter(self.text(child))
+            elif kind == "heredoc_end":
+                ended = self.text(child)
             elif kind == "heredoc_body":
                 if quoted:
                     body = self.text(child)
@@ -711,6 +744,10 @@ class _Script:
                 own.append(self.redirect(child, extra, later))
             elif child.is_named and kind != "heredoc_end":
                 later.append(child)
+        if delimiter != ended:
+            # Where the grammar ends the body is not where bash does (`<<E"O"F` ends at a line `EOF`):
+            # the lines between would be misread as text or as commands.
+            self.out.errors.append(f"cannot parse: a heredoc delimiter the grammar reads differently: {ended!r}")
         if body is not None and op == "<<-":
             body = "".join(line.lstrip("\t") for line in body.splitlines(keepends=True))
         return Redirect(op, None, write=False, harmless=True), body

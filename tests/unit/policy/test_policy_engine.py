@@ -219,7 +219,7 @@ CONSTRUCTS: list[tuple[str, Verdict, str]] = [
     # 7. a command word that is not static
     ("$CMD x", "ask", NOT_STATIC_RULE),
     ('"${VAR:-rm}" -rf /', "ask", NOT_STATIC_RULE),
-    ("$'r\\x6d' x", "ask", NOT_STATIC_RULE),
+    ("$'r\\x6d' x", "deny", "bash: rm * (built-in)"),  # decoded as bash does: rm
     ("ls${IFS}x", "ask", NOT_STATIC_RULE),
     # the rest of the seed table
     ("sudo ls", "deny", "bash: sudo * (built-in)"),

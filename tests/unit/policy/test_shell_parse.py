@@ -60,7 +60,7 @@ def only(text: str) -> SimpleCommand:
         ('grep -n "a && b" src/app.py', [("grep", "-n", "a && b", "src/app.py")]),
         ("grep -E 'foo|bar' src/app.py", [("grep", "-E", "foo|bar", "src/app.py")]),
         ("echo a\\;rm x", [("echo", "a;rm", "x")]),
-        ("echo $'a;b'", [("echo", "$'a;b'")]),
+        ("echo $'a;b'", [("echo", "a;b")]),
     ],
 )
 def test_separators(text: str, expected: list[Argv]) -> None:
@@ -313,7 +313,7 @@ def test_nested_bash_c_depth_limit() -> None:
         ("echo '' \"\"", ("echo", "", "")),
         ("ls ~/x", ("ls", "~/x")),
         # Arguments with expansions are kept as written.
-        ("rm \"$f\" ${g} $h $'x'", ("rm", '"$f"', "${g}", "$h", "$'x'")),
+        ("rm \"$f\" ${g} $h $'x'", ("rm", '"$f"', "${g}", "$h", "x")),
         # Transparent wrappers.
         ("command rm -rf build", ("rm", "-rf", "build")),
         ("command -p rm x", ("rm", "x")),
@@ -821,9 +821,9 @@ def test_numeric_subscripts_and_name_listings_are_fine(text: str) -> None:
         ('"${VAR:-rm}" -rf /', ('"${VAR:-rm}"', "-rf", "/")),
         ("$(echo rm) x", ("$(echo rm)", "x")),
         ("`echo rm` x", ("`echo rm`", "x")),
-        ("$'\\x72m' x", ("$'\\x72m'", "x")),
-        ("$'rm' x", ("$'rm'", "x")),
-        ('$"rm" x', ('$"rm"', "x")),
+        ("$'\\u0072\\u00e9' x", ("$'\\u0072\\u00e9'", "x")),  # bash's value depends on the locale
+        ("$'\\x{72}m' x", ("$'\\x{72}m'", "x")),  # bash 5.3 reads \x{...}, 5.2 does not
+        ('$"r$x" x', ('$"r$x"', "x")),
         ("ls${IFS}-la", ("ls${IFS}-la",)),
         ("/bin/r? x", ("/bin/r?", "x")),
         ("r* x", ("r*", "x")),
