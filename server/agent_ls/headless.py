@@ -3,6 +3,11 @@
 Order: build a session on the workspace, run the task with the transcript on stderr, print the
 proposal's unified diff on stdout, then with ``--apply`` write it to disk (every file checked for
 staleness first, then each written atomically through a temporary file and ``os.replace``).
+
+What reaches the terminal goes through ``terminal_text`` (installed by ``cli.main``): control characters
+are shown escaped on stderr, and in the diff when stdout is a terminal, with a note before each file
+whose lines hold some; a piped diff keeps the exact bytes (names quoted as git quotes them) and the note
+goes to stderr. ``--apply`` writes the exact text the proposal holds.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from agent_ls.core.events import Event
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest
 from agent_ls.core.transcript import line_for, usage_text
+from agent_ls.core.visible_text import visible
 from agent_ls.instructions.agent_context import load_agent_context, marker_above
 from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.runtime import Session
 from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
+from agent_ls.terminal_text import diff_notes, escapes
 from agent_ls.workspace.apply import disk_stale_reason, write_atomically
-from agent_ls.workspace.diffs import unified_diff
+from agent_ls.workspace.diffs import quote_path, unified_diff
 
 TERMINAL_REPLIES: dict[str, ApprovalReply] = {
     "y": "once",
@@ -60,12 +67,13 @@ class TerminalApprover:
         self._yes = yes
 
     async def ask(self, request: ApprovalRequest) -> Approval:
+        subject = visible(request.subject, newlines=False)
         if self._yes:
-            print(f"  (--yes) allowing {request.tool_name}: {request.subject}", file=sys.stderr)
+            print(f"  (--yes) allowing {request.tool_name}: {subject}", file=sys.stderr)
             return Approval("once")
         if not sys.stdin.isatty():
             print(
-                f"  denied {request.tool_name}: {request.subject} (no terminal to ask; use --yes)",
+                f"  denied {request.tool_name}: {subject} (no terminal to ask; use --yes)",
                 file=sys.stderr,
             )
             return DENIED
@@ -77,8 +85,13 @@ class TerminalApprover:
 
 
 def terminal_prompt(request: ApprovalRequest) -> str:
-    """The question's lines (without the answer line): what, why, and what "always" would do."""
-    lines = [f"agent-ls wants to run {request.tool_name}: {request.subject}", f"  ({request.reason})"]
+    """The question's lines (without the answer line): what, why, and what "always" would do.
+
+    A subject of several lines (a script) shows its further lines after ``  │ ``, so no line of it can
+    pass for a line of the question.
+    """
+    subject = "\n  │ ".join(visible(request.subject).split("\n"))
+    lines = [f"agent-ls wants to run {request.tool_name}: {subject}", f"  ({request.reason})"]
     if request.always:
         lines.append(f"  [a]lways adds to your user config: {', '.join(request.always)}")
     elif request.no_always:
@@ -185,10 +198,14 @@ async def run_headless(
         session.close()
     changes = session.proposal()
     for change in changes:
-        sys.stdout.write(unified_diff(change))
+        diff = unified_diff(change)
+        before, note = diff_notes(diff, quote_path(change.path), terminal=escapes(sys.stdout))
+        sys.stdout.write(before + diff)
+        if note:
+            print(note, file=sys.stderr)
     sys.stdout.flush()
     for path, labels in session.governed_by(changes).items():
-        print(f"agent-ls: {path} is governed by {', '.join(labels)}", file=sys.stderr)
+        print(f"agent-ls: {quote_path(path)} is governed by {', '.join(labels)}", file=sys.stderr)
     if ended.answer:
         print(f"\n{ended.answer}", file=sys.stderr)
     print(f"agent-ls: usage: {usage_text(ended.usage)}", file=sys.stderr)

@@ -68,6 +68,14 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+_NAMES = {"^@": "NUL", "^G": "BEL", "^H": "BS", "^I": "TAB", "^M": "CR", "^[": "ESC", "^?": "DEL"}
+
+
+def _named(forms: list[str]) -> str:
+    """``^[ (ESC), ^M (CR), <U+202E>``: each escaped form, with the control's name where it has a short one."""
+    return ", ".join(f"{form} ({_NAMES[form]})" if form in _NAMES else form for form in forms)
+
+
 def diff_notes(diff: str, name: str, *, terminal: bool) -> tuple[str, str]:
     """``(before_diff, for_stderr)``: the notes to show with one file's diff; ``""`` where none is due.
 
@@ -87,13 +95,11 @@ def diff_notes(diff: str, name: str, *, terminal: bool) -> tuple[str, str]:
         if not forms:
             return "", ""
         return (
-            f"# agent-ls: {name} holds control characters, shown escaped here: {' '.join(forms)} "
-            "(^[ is ESC, ^M a carriage return, <U+XXXX> a control or format character); "
+            f"# agent-ls: control characters in {name} are shown escaped: {_named(forms)}; "
             "--apply writes them as they are\n",
             "",
         )
     forms = hidden_forms(diff.replace("\r\n", "\n"))
     if not forms:
         return "", ""
-    shown = " ".join(forms)
-    return "", f"agent-ls: note: the diff of {name} on stdout holds control characters ({shown}) as they are"
+    return "", f"agent-ls: note: the diff of {name} on stdout holds control characters as they are: {_named(forms)}"

@@ -5,6 +5,13 @@ line) and keep their terminators, so a CRLF file shows ``\\r\\n`` in its diff li
 line ending alone shows up as a changed line. The format follows ``diff -u`` / ``git diff``:
 ``--- a/<path>`` and ``+++ b/<path>`` headers (``--- /dev/null`` for a new file), 3 lines of
 context, and ``\\ No newline at end of file`` after a last line without terminator.
+
+Names are quoted as git quotes them (``core.quotePath``, git's ``quote.c`` ``quote_c_style``): a name
+holding a control character, ``"``, ``\\`` or a non-ASCII byte is written in double quotes with C
+escapes (``"b/docs.txt\\n+++ b/README.md"``), so a line feed in a name cannot forge a header line, and
+``git apply`` reads the name back. A header line whose name holds a space ends with a tab, as git's
+``diff.c`` writes it for GNU patch. Content lines are the exact text; a terminal shows them through
+``agent_ls.core.visible_text``.
 """
 
 from __future__ import annotations
@@ -15,6 +22,39 @@ from agent_ls.core.proposal import FileChange
 from agent_ls.workspace.text_edits import split_lines
 
 _NO_NEWLINE = "\\ No newline at end of file\n"
+# git's quote.c cq_lookup: these bytes get a letter escape; other bytes below 0x20, 0x7f and every byte
+# from 0x80 (core.quotePath=true, git's default) get a 3-digit octal escape.
+_C_ESCAPES = {0x07: "a", 0x08: "b", 0x09: "t", 0x0A: "n", 0x0B: "v", 0x0C: "f", 0x0D: "r", 0x22: '"', 0x5C: "\\"}
+
+
+def quote_path(name: str) -> str:
+    """``name`` as git writes it in a diff header: unchanged, or in double quotes with C escapes.
+
+    Args:
+        name: a path (with its ``a/`` or ``b/`` prefix); lone surrogates stand for the undecodable
+            bytes of a file system name (``os.fsdecode``) and are written as those bytes; any other
+            lone surrogate as its 3-byte form.
+
+    Returns:
+        ``name`` when every byte is printable ASCII other than ``"`` and ``\\``; else the quoted form,
+        for example ``"b/caf\\303\\251.txt"`` or ``"b/a\\nb"``.
+    """
+    try:
+        data = name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte (a model's JSON may hold one)
+        data = name.encode("utf-8", "surrogatepass")
+    if all(0x20 <= byte < 0x7F and byte not in (0x22, 0x5C) for byte in data):
+        return name
+    out = ['"']
+    for byte in data:
+        if byte in _C_ESCAPES:
+            out.append("\\" + _C_ESCAPES[byte])
+        elif byte < 0x20 or byte >= 0x7F:
+            out.append(f"\\{byte:03o}")
+        else:
+            out.append(chr(byte))
+    out.append('"')
+    return "".join(out)
 
 
 def unified_diff(change: FileChange, *, context_lines: int = 3) -> str:
@@ -30,9 +70,10 @@ def unified_diff(change: FileChange, *, context_lines: int = 3) -> str:
     """
     old = split_lines(change.base_text)
     new = split_lines(change.new_text)
-    from_file = "/dev/null" if change.is_new else f"a/{change.path}"
+    from_file = "/dev/null" if change.is_new else _header_name(f"a/{change.path}")
+    to_file = _header_name(f"b/{change.path}")
     out: list[str] = []
-    for line in difflib.unified_diff(old, new, from_file, f"b/{change.path}", n=context_lines):
+    for line in difflib.unified_diff(old, new, from_file, to_file, n=context_lines):
         if line.endswith("\n"):
             out.append(line)
         elif line.endswith("\r"):
@@ -40,6 +81,11 @@ def unified_diff(change: FileChange, *, context_lines: int = 3) -> str:
         else:
             out.append(line + "\n" + _NO_NEWLINE)
     return "".join(out)
+
+
+def _header_name(name: str) -> str:
+    quoted = quote_path(name)
+    return quoted + "\t" if " " in quoted else quoted
 
 
 def line_counts(change: FileChange) -> tuple[int, int]:
