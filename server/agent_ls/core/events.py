@@ -3,11 +3,13 @@
 A run emits, in this order:
 ``RunStarted``, then for each turn ``TurnStarted``, ``MessageDelta`` for each piece of text or
 reasoning as it streams in (a ``ModelRetrying`` in between when a call failed and is retried; the
-partial text before it is void), ``MessageCompleted`` (when the model wrote text or reasoning),
-``UsageReported``, then per tool call ``ToolCallStarted``, ``VerdictGiven`` (only for tools that need a
+partial text before it is void), ``MessageCompleted`` (when the model wrote text or reasoning), then
+``RemoteContentDefanged`` when that text held images or HTML that would load something, ``UsageReported``, then per tool call ``ToolCallStarted``, ``VerdictGiven`` (only for tools that need a
 permission check), ``ToolCallFinished`` and, after a mutating call that changed the proposal,
 ``ProposalChanged``; finally exactly one ``RunEnded``.
 
+The model's prose in ``MessageDelta``, ``MessageCompleted`` and ``RunEnded.answer`` is defanged
+(``core.markdown_defang``): a client may render it as markdown, and nothing in it may load a remote image.
 The union ``Event`` is closed: renderers handle every member and use ``assert_never``.
 Behaviour follows pi-mono ``packages/agent/src/types.ts`` ``AgentEvent``.
 """
@@ -80,6 +82,15 @@ class MessageCompleted:
 
     text: str
     reasoning: str = ""
+
+
+@dataclass(frozen=True)
+class RemoteContentDefanged:
+    """The model's last message held markdown images or HTML tags that would load something when rendered;
+    the events carry them defanged. ``targets``: the hosts they pointed at (``evil.example``), or what
+    they were (``a data: URI``), in order, without repeats."""
+
+    targets: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -172,6 +183,7 @@ Event = (
     | MessageDelta
     | ModelRetrying
     | MessageCompleted
+    | RemoteContentDefanged
     | ToolCallStarted
     | VerdictGiven
     | ToolCallFinished

@@ -3,7 +3,8 @@
 Order, per turn:
 1. emit ``TurnStarted``; send the whole history and the tool specs to the model, which emits
    ``MessageDelta`` (and ``ModelRetrying``) as its answer streams in;
-2. append the assistant message; emit ``MessageCompleted`` and ``UsageReported``;
+2. append the assistant message as the model wrote it; emit ``MessageCompleted`` (then
+   ``RemoteContentDefanged`` when it held images or loading HTML) and ``UsageReported``;
 3. no tool call: the run is ``done`` and the text is the answer;
 4. otherwise run each tool call in order through the ``ToolExecutor`` (which never raises) and append
    exactly one result per call, then go to the next turn.
@@ -16,6 +17,10 @@ model call over ``model_timeout_s`` when it is set (``error``; the model stack h
 timeouts and retries, see ``models/retry.py``); cancellation of the task (``cancelled``).
 After a stop in the middle of a turn, every unanswered tool call gets a synthetic "interrupted"
 error result, so the history stays valid for the next request.
+
+The model's prose leaves the loop defanged (``core.markdown_defang``): streamed deltas through a
+``Defanger`` per kind that holds back what is not decided yet (flushed when the call returns), the
+completed message and the answer whole. The history keeps the text as written.
 """
 
 from __future__ import annotations
@@ -27,14 +32,19 @@ from dataclasses import dataclass, field
 
 from agent_ls.core.errors import ModelError
 from agent_ls.core.events import (
+    Event,
     EventSink,
     MessageCompleted,
+    MessageDelta,
+    ModelRetrying,
+    RemoteContentDefanged,
     RunEnded,
     RunStarted,
     RunStatus,
     TurnStarted,
     UsageReported,
 )
+from agent_ls.core.markdown_defang import Defanger, defang_markdown
 from agent_ls.core.messages import NO_USAGE, AssistantMessage, Message, ToolResultMessage, Usage
 from agent_ls.core.ports import ModelClient, ToolExecutor
 
@@ -106,7 +116,7 @@ async def run_loop(
     ended = RunEnded(
         status=status,
         reason=reason,
-        answer=_last_text(history),
+        answer=defang_markdown(_last_text(history)).text,
         usage=run.total,
         session_usage=session_usage + run.total,
     )
@@ -136,18 +146,24 @@ async def _turns(
         if before_turn is not None:
             before_turn(history)
         specs = list(tools.specs())
+        deltas = _DefangedDeltas(emit)
         try:
             async with asyncio.timeout(limits.model_timeout_s):
-                response = await model.complete(history, specs, emit)
+                response = await model.complete(history, specs, deltas)
         except TimeoutError:
             raise ModelError(
                 f"model {model.model_name} did not answer within {limits.model_timeout_s:g} s"
             ) from None
+        finally:
+            deltas.flush()
         message = response.message
         history.append(message)
         run.total = run.total + response.usage
         if message.text or message.reasoning:
-            emit(MessageCompleted(text=message.text, reasoning=message.reasoning))
+            text, reasoning = defang_markdown(message.text), defang_markdown(message.reasoning)
+            emit(MessageCompleted(text=text.text, reasoning=reasoning.text))
+            if text.targets or reasoning.targets:
+                emit(RemoteContentDefanged(tuple(dict.fromkeys(text.targets + reasoning.targets))))
         emit(UsageReported(usage=response.usage, total=run.total, session=run.before + run.total))
         if not message.tool_calls and response.finish_reason in CUT_OFF:
             return "stopped", (
@@ -168,6 +184,34 @@ async def _turns(
             history.append(await tools.execute(call, emit))
     turns = "turn" if limits.max_turns == 1 else "turns"
     return "stopped", f"clean stop: maximum of {limits.max_turns} {turns} exceeded"
+
+
+class _DefangedDeltas:
+    """The ``EventSink`` a model call gets: ``MessageDelta`` text goes out defanged, the rest as it is.
+
+    A ``ModelRetrying`` drops what is held back (the failed attempt's text is void); ``flush`` sends the
+    rest once the call is over.
+    """
+
+    def __init__(self, emit: EventSink) -> None:
+        self._emit = emit
+        self._streams = {"text": Defanger(), "reasoning": Defanger()}
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, MessageDelta):
+            shown = self._streams[event.kind].feed(event.text)
+            if shown:
+                self._emit(MessageDelta(text=shown, kind=event.kind))
+            return
+        if isinstance(event, ModelRetrying):
+            self._streams = {"text": Defanger(), "reasoning": Defanger()}
+        self._emit(event)
+
+    def flush(self) -> None:
+        for kind, stream in self._streams.items():
+            rest = stream.flush()
+            if rest:
+                self._emit(MessageDelta(text=rest, kind="text" if kind == "text" else "reasoning"))
 
 
 def _last_text(history: list[Message]) -> str:

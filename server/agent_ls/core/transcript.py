@@ -1,6 +1,11 @@
 """Transcript lines: one short human-readable line per event, shared by the LSP log and the CLI.
 
 Streamed deltas are not transcript lines of their own (the completed message is); see ``line_for``.
+
+Text from the model, the workspace or a tool is shown through ``core.visible_text.visible``: escape
+sequences, carriage returns and bidi or zero-width characters appear as ``^[``, ``^M``, ``<U+202E>``, so a
+line cannot act on the terminal or log viewer that shows it. Names, commands, arguments and reasons also
+show a line feed as ``^J``, so each stays on its event's line; the model's text keeps its line breaks.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from agent_ls.core.events import (
     MessageDelta,
     ModelRetrying,
     ProposalChanged,
+    RemoteContentDefanged,
     RunEnded,
     RunStarted,
     ToolCallFinished,
@@ -23,20 +29,26 @@ from agent_ls.core.events import (
     VerdictGiven,
 )
 from agent_ls.core.messages import Usage
+from agent_ls.core.visible_text import visible
 
 MAX_LINE_CHARS = 400
 
 
-def _clip(text: str, limit: int = MAX_LINE_CHARS) -> str:
-    text = text.strip()
+def _clip(text: str, limit: int = MAX_LINE_CHARS, *, newlines: bool = False) -> str:
+    text = visible(text.strip(), newlines=newlines)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _names(names: tuple[str, ...]) -> str:
+    return ", ".join(visible(name, newlines=False) for name in names)
 
 
 def line_for(event: Event) -> str | None:
     """The transcript line for ``event``, or None when the event has no line of its own."""
     match event:
         case RunStarted(session_id=session_id, task=task, model=model, unsandboxed=unsandboxed):
-            started = f"▶ run started with {model} (session {session_id}): {_clip(task, 200)}"
+            task_line = _clip(task, 200, newlines=True)
+            started = f"▶ run started with {_clip(model)} (session {session_id}): {task_line}"
             return f"{started}\n  ⚠ {unsandboxed}" if unsandboxed else started
         case TurnStarted(turn=turn, max_turns=max_turns):
             return f"— turn {turn}/{max_turns}"
@@ -47,29 +59,31 @@ def line_for(event: Event) -> str | None:
             return f"↻ retrying in {wait_s:.1f} s (attempt {attempt}/{most}){void}: {_clip(reason, 300)}"
         case MessageCompleted(text=text, reasoning=reasoning):
             if not text:
-                return f"model (reasoning): {_clip(reasoning, 300)}"
-            return f"model: {_clip(text)}"
+                return f"model (reasoning): {_clip(reasoning, 300, newlines=True)}"
+            return f"model: {_clip(text, newlines=True)}"
+        case RemoteContentDefanged(targets=targets):
+            return f"  ⚠ not loaded: images or embeds in the model's text, from {_names(targets)} (shown as text)"
         case ToolCallStarted(name=name, arguments=arguments):
-            return f"→ {name} {_clip(arguments, 300)}"
+            return f"→ {_clip(name)} {_clip(arguments, 300)}"
         case VerdictGiven(verdict=verdict, rule=rule, subject=subject, approval=approval):
             asked = f", user answered {approval}" if approval else ""
-            return f"  permission {verdict} ({rule}{asked}): {_clip(subject, 200)}"
+            return f"  permission {verdict} ({_clip(rule)}{asked}): {_clip(subject, 200)}"
         case ToolCallFinished(name=name, is_error=is_error, output=output):
             first = output.strip().splitlines()[0] if output.strip() else "(no output)"
             more = len(output.strip().splitlines()) - 1
             suffix = f" (+{more} lines)" if more > 0 else ""
-            return f"  {'✗' if is_error else '✓'} {name}: {_clip(first, 300)}{suffix}"
+            return f"  {'✗' if is_error else '✓'} {_clip(name)}: {_clip(first, 300)}{suffix}"
         case UsageReported(total=total):
             return f"  usage so far: {usage_text(total)}"
         case ProposalChanged(paths=paths):
-            return f"  proposal: {len(paths)} file(s) changed: {', '.join(paths)}"
+            return f"  proposal: {len(paths)} file(s) changed: {_names(paths)}"
         case InstructionsLoaded(what="unknown-skill", detail=detail):
-            return f"  instructions (unknown skill): {detail}"
+            return f"  instructions (unknown skill): {_clip(detail)}"
         case InstructionsLoaded(what=what, sources=sources, detail=detail):
-            shown = ", ".join(sources) or "(none)"
-            return f"  instructions ({what}): {_clip(shown, 300)}" + (f" — {detail}" if detail else "")
+            shown = _names(sources) or "(none)"
+            return f"  instructions ({what}): {_clip(shown, 300)}" + (f" — {_clip(detail)}" if detail else "")
         case RunEnded(status=status, reason=reason):
-            return f"■ run {status}: {reason}"
+            return f"■ run {status}: {_clip(reason)}"
         case _:
             assert_never(event)
 

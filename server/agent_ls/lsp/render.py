@@ -9,6 +9,13 @@ A ``VerdictGiven`` with verdict deny (by a rule or by the user) also sends a ``w
 type Warning, ``agent-ls blocked: <tool> <subject> (<rule>)``, at most once per distinct subject per run:
 a blocked action may be the trace of a prompt injection, and the user must see it without opening the
 log (issue 5). Every client shows ``window/showMessage`` (LSP 3.17 needs no capability for it).
+A ``RemoteContentDefanged`` sends such a warning too, naming the hosts the model's text tried to load
+from (at most once per distinct host list per run): the answer and deltas the client renders carry those
+images and tags defanged (``core.markdown_defang``), and the user should know why.
+
+The transcript lines show control and format characters escaped (``core.transcript``); so does the
+``blocked`` warning. ``agent/event`` notifications carry the event's fields as they are: they are data
+for a client to render, and a client that writes them to a terminal escapes them itself.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from agent_ls.core.events import (
     MessageDelta,
     ModelRetrying,
     ProposalChanged,
+    RemoteContentDefanged,
     RunEnded,
     RunStarted,
     ToolCallFinished,
@@ -35,6 +43,7 @@ from agent_ls.core.events import (
 )
 from agent_ls.core.messages import Usage
 from agent_ls.core.transcript import line_for, usage_text
+from agent_ls.core.visible_text import visible
 from agent_ls.lsp import protocol as p
 from agent_ls.lsp.state import AgentLanguageServer
 
@@ -60,11 +69,21 @@ def blocked_message(event: VerdictGiven) -> str:
     ``BLOCKED_SUBJECT_CHARS`` characters with ``…``; a refusal by the user reads
     ``(<rule>, you answered deny)``.
     """
-    subject = " ".join(event.subject.split())
+    subject = visible(" ".join(event.subject.split()))
     if len(subject) > BLOCKED_SUBJECT_CHARS:
         subject = subject[: BLOCKED_SUBJECT_CHARS - 1] + "…"
-    why = f"{event.rule}, you answered {event.approval}" if event.approval else event.rule
-    return f"agent-ls blocked: {event.name} {subject} ({why})"
+    rule = visible(event.rule, newlines=False)
+    why = f"{rule}, you answered {event.approval}" if event.approval else rule
+    return f"agent-ls blocked: {visible(event.name, newlines=False)} {subject} ({why})"
+
+
+def defanged_message(event: RemoteContentDefanged) -> str:
+    """The warning for images and embeds defanged in the model's text, naming their hosts."""
+    targets = ", ".join(visible(target, newlines=False) for target in event.targets)
+    return (
+        f"agent-ls: the agent's answer linked images or embeds from {targets}; they were not loaded "
+        "and are shown as text (a prompt injection may try to send data out this way)"
+    )
 
 
 class LspEventRenderer:
@@ -87,6 +106,8 @@ class LspEventRenderer:
         self._total: Usage | None = None
         self._warned: set[str] = set()
         """Subjects already shown in a "blocked" warning during this run."""
+        self._defanged: set[tuple[str, ...]] = set()
+        """Target lists already shown in a "not loaded" warning during this run."""
 
     def __call__(self, event: Event) -> None:
         line = line_for(event)
@@ -94,6 +115,11 @@ class LspEventRenderer:
             self._ls.window_log_message(t.LogMessageParams(type=t.MessageType.Info, message=line))
         if isinstance(event, VerdictGiven) and event.verdict == "deny":
             self._warn_blocked(event)
+        if isinstance(event, RemoteContentDefanged) and event.targets not in self._defanged:
+            self._defanged.add(event.targets)
+            self._ls.window_show_message(
+                t.ShowMessageParams(type=t.MessageType.Warning, message=defanged_message(event))
+            )
         if isinstance(event, InstructionsLoaded) and event.what == "unknown-skill":
             message = f"agent-ls: {event.detail}"  # a mistyped /skill must not pass unnoticed
             self._ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=message))
@@ -159,8 +185,8 @@ class LspEventRenderer:
                 )
             case ProposalChanged(paths=paths):
                 return p.AgentEventNotification(session_id=sid, kind="proposalChanged", text="\n".join(paths))
-            case InstructionsLoaded() | RunEnded():
-                return None  # the transcript line (window/logMessage) says what was loaded
+            case InstructionsLoaded() | RemoteContentDefanged() | RunEnded():
+                return None  # the transcript line (window/logMessage) and the warning say it
             case _:
                 assert_never(event)
 

