@@ -44,6 +44,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_ls.workspace.secret_files import HOME_CREDENTIALS as CREDENTIAL_STORES
+
 log = logging.getLogger(__name__)
 
 # Namespaces and process settings of every sandboxed command (and of the probe):
@@ -81,13 +83,12 @@ HOME_TOOLCHAINS = (
 # Files and directories under the user's home that hold credentials, masked where visible: inside a
 # re-exposed toolchain, outside the home through a symlink, or anywhere when the home is not hidden (a
 # directory becomes an empty tmpfs; a file becomes /dev/null on a nodev mount, so opening it fails with
-# "Permission denied"). Shell startup and history files are here because that is where API keys are
-# usually exported; a non-interactive ``bash -c`` never reads them. A ``*`` matches one path component.
+# "Permission denied"). The credential stores come from the secret list's catalogue
+# (``workspace.secret_files``). Shell startup and history files are added here because that is where API
+# keys are usually exported (a non-interactive ``bash -c`` never reads them); in a workspace they are
+# ordinary files. A ``*`` matches one path component.
 HOME_CREDENTIALS = (
-    ".ssh", ".gnupg", ".netrc", ".git-credentials",
-    ".aws", ".azure", ".config/gcloud", ".kube", ".docker",
-    ".config/gh", ".config/hub", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
-    ".nvm/versions/node/*/etc/npmrc",
+    *CREDENTIAL_STORES,
     ".bashrc", ".bash_profile", ".bash_login", ".profile", ".bash_history",
     ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zsh_history", ".python_history",
     ".config/fish", ".local/share/fish",

@@ -166,20 +166,21 @@ apply: ``PathPolicy(secret_patterns=...)`` adds to them, and only ``not_secret``
 exemptions) takes paths out, never those of ``~/.ssh`` or ``/proc``."""
 
 HOME_CREDENTIALS: tuple[str, ...] = (
-    ".ssh", ".gnupg", ".netrc", ".git-credentials", ".config/git/credentials", ".hgrc",
-    ".subversion/auth", ".config/gh", ".config/hub", ".config/glab-cli", ".authinfo", ".authinfo.gpg",
-    ".password-store",
-    ".npmrc", ".nvm/versions/node/*/etc/npmrc", ".yarnrc.yml", ".pypirc", ".pip/pip.conf",
-    ".config/pip/pip.conf", ".config/pypoetry/auth.toml", ".gem/credentials", ".local/share/gem/credentials",
-    ".bundle/config", ".cargo/credentials", ".cargo/credentials.toml", ".composer/auth.json",
-    ".config/composer/auth.json", ".nuget/NuGet/NuGet.Config", ".config/NuGet/NuGet.Config",
-    ".gradle/gradle.properties", ".m2/settings.xml", ".m2/settings-security.xml",
-    ".pub-cache/credentials.json", ".config/dart/pub-credentials.json", ".config/dart/pub-tokens.json",
-    ".docker", ".dockercfg", ".config/containers/auth.json", ".kube", ".config/helm/repositories.yaml",
-    ".config/helm/registry",
-    ".aws", ".azure", ".microsoft/usersecrets", ".config/gcloud", ".oci", ".config/doctl", ".s3cfg", ".boto",
-    ".config/rclone/rclone.conf", ".pulumi/credentials.json", ".fly/config.yml", ".vault-token",
-    ".pgpass", ".my.cnf", ".mylogin.cnf", ".terraformrc", ".terraform.d/credentials.tfrc.json",
+    ".ssh", ".gnupg", ".netrc", ".git-credentials",
+    ".aws", ".azure", ".config/gcloud", ".kube", ".docker",
+    ".config/gh", ".config/hub", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+    ".nvm/versions/node/*/etc/npmrc",
+    ".config/git/credentials", ".hgrc", ".subversion/auth", ".config/glab-cli", ".authinfo",
+    ".authinfo.gpg", ".password-store",
+    ".yarnrc.yml", ".pip/pip.conf", ".config/pip/pip.conf", ".config/pypoetry/auth.toml", ".gem/credentials",
+    ".local/share/gem/credentials", ".bundle/config", ".composer/auth.json", ".config/composer/auth.json",
+    ".nuget/NuGet/NuGet.Config", ".config/NuGet/NuGet.Config", ".gradle/gradle.properties",
+    ".m2/settings.xml", ".m2/settings-security.xml", ".pub-cache/credentials.json",
+    ".config/dart/pub-credentials.json", ".config/dart/pub-tokens.json",
+    ".dockercfg", ".config/containers/auth.json", ".config/helm/repositories.yaml", ".config/helm/registry",
+    ".microsoft/usersecrets", ".oci", ".config/doctl", ".s3cfg", ".boto", ".config/rclone/rclone.conf",
+    ".pulumi/credentials.json", ".fly/config.yml", ".vault-token", ".pgpass", ".my.cnf", ".mylogin.cnf",
+    ".terraformrc", ".terraform.d/credentials.tfrc.json",
 )  # fmt: skip
 """Where the tools above keep the user's own credentials, relative to the home (``*`` matches one path
 component). The sandbox masks those that exist wherever they remain visible (``policy.sandbox``);
