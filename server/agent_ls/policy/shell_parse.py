@@ -649,7 +649,9 @@ class _Script:
         for command in inner.commands:
             command = _with_risky(command, ctx.risky)
             redirects = (*command.redirects, *ctx.redirects)
-            self.out.commands.append(replace(command, redirects=redirects, wrappers=(*outer, *command.wrappers)))
+            self.out.commands.append(
+                replace(command, redirects=redirects, wrappers=(*outer, *command.wrappers))
+            )
 
     def fail(self, words: list[Word], ctx: _Exec, error: str) -> None:
         self.out.errors.append(error)
@@ -747,7 +749,9 @@ class _Script:
         if delimiter != ended:
             # Where the grammar ends the body is not where bash does (`<<E"O"F` ends at a line `EOF`):
             # the lines between would be misread as text or as commands.
-            self.out.errors.append(f"cannot parse: a heredoc delimiter the grammar reads differently: {ended!r}")
+            self.out.errors.append(
+                f"cannot parse: a heredoc delimiter the grammar reads differently: {ended!r}"
+            )
         if body is not None and op == "<<-":
             body = "".join(line.lstrip("\t") for line in body.splitlines(keepends=True))
         return Redirect(op, None, write=False, harmless=True), body

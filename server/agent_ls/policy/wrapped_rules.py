@@ -116,7 +116,7 @@ class _Net:
                 for form in (inner.argv, *inner.wrappers):
                     matched = _match(form, self.deny) if form else None
                     if matched is not None and matched.verdict == "deny":
-                        shown = " ".join(argv[i:])
+                        shown = quoted_command(argv[i:])
                         reason = f"{argv[0]} may run {shown!r}, which matches {matched.rule}"
                         return Judgement("deny", matched.rule, reason)
                 if depth < MAX_DEPTH and inner.argv != argv[i:]:
