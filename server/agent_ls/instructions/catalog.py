@@ -17,6 +17,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from agent_ls.instructions.frontmatter import split_frontmatter
 from agent_ls.instructions.skill_parse import Skill
+from agent_ls.workspace.dependency_folders import dependency_name
 
 CATALOG_INTRO = "Skills: when a task matches one, call the skill tool with its name first, then follow it."
 """Short on purpose, like the list below: the catalog is in every request (DESIGN.md first-request budget)."""
@@ -25,7 +26,6 @@ MAX_DESCRIPTION_CHARS = 1024
 ELLIPSIS = "…"
 ARGUMENTS = "$ARGUMENTS"
 _WORD_SLACK = 24
-SKIPPED_DIRS = frozenset({".git", "node_modules"})
 """Never walked, neither by discovery nor by :func:`skill_files`."""
 MAX_LISTED_WALK = 10_000
 """:func:`skill_files` stops counting after this many files (the total is then a lower bound)."""
@@ -197,15 +197,16 @@ def skill_files(skill: Skill, cap: int = 20) -> tuple[list[str], int]:
 
     Returns:
         ``(paths, total)``: the first ``cap`` paths relative to ``base_dir`` (POSIX, sorted; the top-level
-        SKILL.md left out; ``.git`` and ``node_modules`` skipped; a symlinked directory listed as ``name/``,
-        not followed) and how many there are (counting stops at :data:`MAX_LISTED_WALK`).
+        SKILL.md left out; dependency folders (``.git``, ``node_modules``, ...) skipped; a symlinked
+        directory listed as ``name/``, not followed) and how many there are (counting stops at
+        :data:`MAX_LISTED_WALK`).
     """
     found: list[str] = []
     for directory, dirnames, filenames in os.walk(skill.base_dir):
         relative = Path(directory).relative_to(skill.base_dir)
         links = [d for d in dirnames if os.path.islink(os.path.join(directory, d))]
         found += [f"{(relative / d).as_posix()}/" for d in links]
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and d not in links)
+        dirnames[:] = sorted(d for d in dirnames if not dependency_name(d) and d not in links)
         for name in filenames:
             if relative == Path(".") and name == "SKILL.md":
                 continue

@@ -18,30 +18,10 @@ from agent_ls.instructions.budget import allocate, cut_point, truncation_marker,
 from agent_ls.instructions.chain import InstructionFile, InstructionKind, InstructionSettings
 from agent_ls.instructions.imports import Importer, ImportRecord
 from agent_ls.instructions.reading import normalize_newlines, read_head, split_lines, strip_ending
+from agent_ls.workspace.dependency_folders import first_party
 
 OVERRIDE_NAME = "AGENTS.override.md"
 AGENTS_NAME = "AGENTS.md"
-THIRD_PARTY_DIRS = frozenset(
-    {".git", "node_modules", "bower_components", "site-packages", "dist-packages", "__pypackages__"}
-    | {".venv", "venv", ".tox", ".nox", "vendor", "Pods", ".bundle"}
-)
-"""Folders holding other people's code (dependencies, the git database). Their AGENTS.md and
-``.agents/skills`` are not this project's instructions: a path inside one is treated as the folder
-holding it, so no instruction file or skill at or below it ever becomes trusted text."""
-
-
-_THIRD_PARTY_FOLDED = frozenset(name.casefold() for name in THIRD_PARTY_DIRS)
-
-
-def first_party(root: Path, path: Path) -> Path:
-    """``path`` (inside ``root``), cut just above its first ``THIRD_PARTY_DIRS`` component (compared
-    case-insensitively: ``Node_Modules`` is the same folder on macOS and Windows)."""
-    kept = root
-    for part in path.relative_to(root).parts:
-        if part.casefold() in _THIRD_PARTY_FOLDED:
-            break
-        kept = kept / part
-    return kept
 
 
 @dataclass(frozen=True)

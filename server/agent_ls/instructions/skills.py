@@ -10,7 +10,9 @@ Discovery (:func:`discover_skills`), in precedence order (a name found earlier w
 
 In each root, directories are walked in name order, depth first, to ``max_depth`` below the root; a directory
 holding ``SKILL.md`` is a skill and is not walked further (its ``scripts/``, ``references/``… are resources).
-``.git`` and ``node_modules`` are skipped; hidden directories are walked (skills live in ``.system/``, corpus
+Dependency folders (``workspace.dependency_folders``: ``.git``, ``node_modules``, ``deps``, a virtual
+environment, a git submodule...) are skipped, and the focus directory is cut above the first one, so
+their skills are never loaded; hidden directories are walked (skills live in ``.system/``, corpus
 SK14). Per root at most ``max_dirs`` directories, overall at most ``max_skills`` SKILL.md files; hitting a
 limit is reported, never silent. Only the start of each SKILL.md is read (its frontmatter); the body is read
 by ``catalog.load_body`` on activation.
@@ -35,7 +37,6 @@ from pathlib import Path
 
 from agent_ls.file_diagnostics import FileDiagnostic, Severity
 from agent_ls.instructions.catalog import (
-    SKIPPED_DIRS,
     load_body,
     render_activation,
     render_catalog,
@@ -45,6 +46,7 @@ from agent_ls.instructions.catalog import (
 from agent_ls.instructions.frontmatter import read_head
 from agent_ls.instructions.skill_lint import overlap_warnings, spec_diagnostics
 from agent_ls.instructions.skill_parse import Skill, SkillSource, parse_skill
+from agent_ls.workspace.dependency_folders import dependency_folder, first_party
 
 __all__ = [
     "Skill",
@@ -142,6 +144,8 @@ def skill_roots(
     workspace, project = workspace_root.resolve(), project_root.resolve()
     project_zone = project if _inside(workspace, project) else workspace
     chain = [project_root]
+    if focus_dir is not None and focus_dir.is_relative_to(workspace_root):
+        focus_dir = first_party(workspace_root, focus_dir)  # skills in dependency folders are data
     if focus_dir is not None:
         try:
             relative = focus_dir.relative_to(project_root)
@@ -230,7 +234,7 @@ class _Discovery:
 
     def child(self, root: SkillRoot, entry: os.DirEntry[str], real: Path, visited: set[Path]) -> Path | None:
         """The real path of a subdirectory to walk, or ``None`` (not a directory, skipped, out of zone…)."""
-        if entry.name in SKIPPED_DIRS:
+        if dependency_folder(Path(entry.path), root.zone) is not None:
             return None
         try:
             if not entry.is_dir():

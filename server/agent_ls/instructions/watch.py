@@ -3,8 +3,9 @@
 What counts (``InstructionWatcher.watches``): a file named ``AGENTS.md``, ``AGENTS.override.md``, a
 configured fallback (default ``CLAUDE.md``; a fallback given as a relative path such as
 ``.claude/CLAUDE.md`` matches by its last components), ``SKILL.md``, or anything below a directory named
-``skills`` (a skill folder created, renamed or removed). Paths inside ``.git`` or ``node_modules`` never
-count.
+``skills`` (a skill folder created, renamed or removed). Paths inside a folder that is a dependency
+folder by its name (``workspace.dependency_folders.dependency_name``: ``.git``, ``node_modules``,
+``deps``...) never count: nothing there is loaded.
 
 Each batch of relevant changes bumps an integer ``generation`` once. Readers (the session, at each
 turn) compare it with the generation they built their prompt prefix from, and rebuild when it moved.
@@ -28,12 +29,13 @@ from pathlib import Path, PurePosixPath
 
 import watchfiles
 
+from agent_ls.workspace.dependency_folders import dependency_name
+
 log = logging.getLogger(__name__)
 
 INSTRUCTION_FILENAMES = ("AGENTS.override.md", "AGENTS.md")
 SKILL_FILENAME = "SKILL.md"
 SKILLS_DIRNAME = "skills"
-SKIPPED_DIRNAMES = frozenset({".git", "node_modules"})
 DEFAULT_FALLBACK_FILENAMES = ("CLAUDE.md",)
 
 
@@ -103,12 +105,13 @@ class InstructionWatcher:
 
         Args:
             path: an absolute path (it may no longer exist).
-            roots: directories ``path`` is judged relative to (the first that holds it); ``.git`` or
-                ``node_modules`` above them do not count. Without one, the whole path is judged.
+            roots: directories ``path`` is judged relative to (the first that holds it); dependency
+                folders above them (``.git``, ``node_modules``) do not count. Without one, the whole
+                path is judged.
         """
         base = next((root for root in roots if path.is_relative_to(root)), None)
         parts = path.relative_to(base).parts if base is not None else path.parts
-        if not parts or SKIPPED_DIRNAMES.intersection(parts):
+        if not parts or any(map(dependency_name, parts)):
             return False
         name = parts[-1]
         if name in INSTRUCTION_FILENAMES or name == SKILL_FILENAME or SKILLS_DIRNAME in parts[:-1]:

@@ -38,13 +38,13 @@ from agent_ls.instructions.agent_context import (
     skill_settings,
 )
 from agent_ls.instructions.agents_md import InstructionChain, InstructionSettings, load_chain
-from agent_ls.instructions.discovery import first_party
 from agent_ls.instructions.frontmatter import read_head
 from agent_ls.instructions.skill_lint import spec_diagnostics
 from agent_ls.instructions.skill_parse import parse_skill
 from agent_ls.instructions.skills import Skill, discover_skills
 from agent_ls.path_policy import path_policy_for
 from agent_ls.settings import EnvSnapshot
+from agent_ls.workspace.dependency_folders import first_party
 from agent_ls.workspace.overlay import find_ripgrep
 
 INSTRUCTION_NAMES = ("AGENTS.override.md", "AGENTS.md")

@@ -6,8 +6,10 @@ Every directory entry of the workspace gets one treatment (``treatment``), in th
    target is a secret path of the workspace;
 2. tool caches (``CACHE_DIRS``: ``__pycache__``, ``.pytest_cache``, ...) are skipped: commands
    recreate them in the copy;
-3. dependency trees (``DEPENDENCY_DIRS``: ``node_modules``, ``.venv``, ...) and virtual environments
-   (a folder holding ``pyvenv.cfg``, PEP 405) are linked, gitignored or not;
+3. dependency trees that tools install and commands only read (the ``linked`` entries of
+   ``dependency_folders.CATALOGUE``: ``node_modules``, ``.venv``, ``bower_components``, ``__pypackages__``,
+   and any folder holding ``pyvenv.cfg`` or ``conda-meta``, a Python or conda environment) are linked,
+   gitignored or not;
 4. other gitignored directories are linked, except build outputs (``OUTPUT_DIRS``: ``target``,
    ``build``, ``dist``, ...), which are skipped;
 5. gitignored files over ``LINKED_FILE_BYTES`` are linked; other files and symlinks are copied (a
@@ -56,16 +58,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from agent_ls.workspace.dependency_folders import linked_dependency, linked_name
 from agent_ls.workspace.listing import IgnoreFile, is_ignored, scan_dir
 from agent_ls.workspace.secret_scan import SecretScan, points_to_secret
 
 CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 """Tool caches: never copied, never brought back into a proposal."""
-
-DEPENDENCY_DIRS = frozenset({"node_modules", ".venv", "bower_components"})
-"""Installed dependencies: linked (read-only in the sandbox) whether gitignored or not. A ``venv`` or
-``.tox`` is linked when it is gitignored, or holds ``pyvenv.cfg``; a plain source folder of that name
-is copied."""
 
 OUTPUT_DIRS = frozenset(
     {"target", "build", "dist", "out", ".next", ".nuxt", ".gradle", ".cache", "coverage", "htmlcov"}
@@ -105,12 +103,14 @@ def key_of(st: os.stat_result) -> Key:
 
 
 def treatment(
-    name: str, is_dir: bool, ignored: bool, secret: bool, size: int, venv: bool = False
+    name: str, is_dir: bool, ignored: bool, secret: bool, size: int, dependency: bool = False
 ) -> Kind | None:
     """The kind of an entry by the rules of the module docstring; None when it is skipped.
 
-    ``venv``: the directory holds a ``pyvenv.cfg``. A folder to link comes as ``linked`` here;
-    ``walk_workspace`` scans it and may split it or leave it out.
+    ``dependency``: the directory is a dependency tree to link (``dependency_folders.linked_dependency``:
+    ``node_modules``, a folder holding ``pyvenv.cfg``). A folder to link comes as ``linked`` here;
+    ``walk_workspace`` scans it and may split it or leave it out. A ``venv`` or ``.tox`` without its
+    ``pyvenv.cfg`` is linked only when gitignored; a plain source folder of that name is copied.
     """
     if name == ".git":
         return None
@@ -119,7 +119,7 @@ def treatment(
     if is_dir:
         if name in CACHE_DIRS:
             return None
-        if name in DEPENDENCY_DIRS or venv:
+        if dependency:
             return "linked"
         if ignored:
             return None if name in OUTPUT_DIRS else "linked"
@@ -168,8 +168,8 @@ def _walk(
         is_dir = stat.S_ISDIR(st.st_mode)
         if is_dir or stat.S_ISREG(st.st_mode):
             ignored = is_ignored(ignores, rel, is_dir)
-            venv = is_dir and not ignored and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg"))
-            kind = treatment(entry.name, is_dir, ignored, is_secret(rel), st.st_size, venv)
+            dependency = is_dir and not ignored and linked_dependency(Path(entry.path))
+            kind = treatment(entry.name, is_dir, ignored, is_secret(rel), st.st_size, dependency)
         elif stat.S_ISLNK(st.st_mode):
             secret = is_secret(rel) or points_to_secret(real_root, Path(entry.path), is_secret)
             kind = "secret" if secret else "symlink"
@@ -229,7 +229,8 @@ def reviewable_files(workdir: Path) -> dict[str, Key]:
     """The regular files of the copy that a command's change could bring into the proposal.
 
     Those not gitignored (by the copy's own ``.gitignore`` files), outside ``.git``, ``CACHE_DIRS``
-    and ``DEPENDENCY_DIRS``; symlinks are neither followed nor listed.
+    and the dependency trees linked by name (``dependency_folders.linked_name``: a ``node_modules`` a
+    command installed); symlinks are neither followed nor listed.
 
     Returns:
         Copy-relative POSIX path to ``lstat`` key.
@@ -247,7 +248,7 @@ def _reviewable(workdir: Path, rel_dir: str, ignores: list[IgnoreFile], found: d
         except OSError:
             continue
         if stat.S_ISDIR(st.st_mode):
-            skipped = entry.name in (".git", *CACHE_DIRS, *DEPENDENCY_DIRS)
+            skipped = entry.name in (".git", *CACHE_DIRS) or linked_name(entry.name)
             if not skipped and not is_ignored(ignores, rel, True):
                 nested = IgnoreFile.load(workdir, rel)
                 _reviewable(workdir, rel, [*ignores, nested] if nested else ignores, found)
