@@ -65,7 +65,8 @@ class Check:
 
 
 def main(argv: Sequence[str]) -> int:
-    """``agent-ls doctor [--workspace DIR] [--model MODEL] [--json]``; returns the exit code."""
+    """``agent-ls doctor [--workspace DIR] [--model MODEL] [--json]``; returns the exit code (2 for a
+    workspace that is not a directory)."""
     parser = argparse.ArgumentParser(
         prog="agent-ls doctor", description="Check the sandbox, ripgrep, the model and the config."
     )
@@ -74,6 +75,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(list(argv))
     workspace = args.workspace.expanduser().resolve()
+    if not workspace.is_dir():
+        print(f"agent-ls doctor: workspace {args.workspace} is not a directory", file=sys.stderr)
+        return 2
     env = EnvSnapshot.from_environ()
     config = load_config(env, workspace)
     checks = [
@@ -170,6 +174,9 @@ def check_model(model_arg: str | None, env: EnvSnapshot, config: LoadedConfig) -
         if Path(choice.model).is_file():
             return Check("model", "ok", f"{choice.model_string}: a replay script (no server to reach)")
         return Check("model", "error", f"{choice.model_string}: the replay script does not exist")
+    if choice.key_required and choice.api_key is None:  # what a run would say before any request
+        hint = f"set {choice.key_env} (or AGENT_LS_API_KEY)"
+        return Check("model", "error", f"{choice.model_string}: no API key; {hint}; reachability not checked")
     return _probe_model(choice)
 
 

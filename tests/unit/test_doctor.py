@@ -200,6 +200,23 @@ def test_without_bwrap_commands_run_unisolated_and_it_is_only_a_warning(
     ran = doctor(workspace=workspace, config_dir=config_dir, env={"PATH": str(empty_path)})
     assert ran.returncode == 0, ran.stdout
     assert ran.line("sandbox") == (
-        "! sandbox: bubblewrap (bwrap) is not installed: shell commands run unisolated "
-        "(in the shadow copy, with a scrubbed environment)"
+        "! sandbox: commands are UNSANDBOXED (no sandbox: bubblewrap (bwrap) is not installed: shell "
+        "commands run unisolated (in the shadow copy, with a scrubbed environment); commands that run "
+        "workspace code ask first)"
+    )
+
+
+def test_a_workspace_that_does_not_exist_is_a_usage_error(tmp_path: Path, config_dir: Path) -> None:
+    """Issue 12.16: doctor said everything was fine about a workspace that does not exist."""
+    ran = doctor(workspace=tmp_path / "no-such-dir", config_dir=config_dir)
+    assert (ran.returncode, ran.stdout) == (2, "")
+    assert ran.stderr == f"agent-ls doctor: workspace {tmp_path / 'no-such-dir'} is not a directory\n"
+
+
+def test_a_missing_key_is_named_without_asking_the_server(workspace: Path, config_dir: Path) -> None:
+    ran = doctor(workspace=workspace, config_dir=config_dir, env={"AGENT_LS_MODEL": "anthropic/claude-x"})
+    assert ran.returncode == 1
+    assert ran.line("model") == (
+        "✗ model: anthropic/claude-x: no API key; set ANTHROPIC_API_KEY (or AGENT_LS_API_KEY); "
+        "reachability not checked"
     )

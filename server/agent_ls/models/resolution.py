@@ -102,6 +102,8 @@ class ModelChoice:
         wire_api: the API to speak, or ``replay``.
         base_url: the API root (``http://localhost:11434/v1``); None for ``replay``.
         api_key: the key to send, or None; never shown by ``repr``.
+        key_required: True when the endpoint cannot work without a key (``open_model`` then refuses a
+            choice without one before any request).
         key_env: the variable the key came from, or the one to set when there is no key (named in
             auth errors); None when the provider takes no key.
         stream: use server-sent events.
@@ -118,6 +120,7 @@ class ModelChoice:
     base_url: str | None
     api_key: str | None = field(default=None, repr=False)
     key_env: str | None = None
+    key_required: bool = False
     stream: bool = True
     context_window: int | None = None
     max_output_tokens: int | None = None
@@ -239,6 +242,10 @@ def resolve_model(
         base_url=base_url,
         api_key=key[0] if key else None,
         key_env=key[1] if key else key_env,
+        # The provider's own service needs a key, and so does one whose key variable the user named;
+        # a base URL the user chose (a local server, a keyless proxy) may need none.
+        key_required=bool(key_env)
+        and (url_source == "the default" or bool(configured and configured.api_key_env)),
         stream=provider.stream if provider.stream is not None else True,
         context_window=provider.context_window,
         max_output_tokens=provider.max_output_tokens,
@@ -297,10 +304,16 @@ def open_model(choice: ModelChoice, *, timeout_s: float = 120.0) -> ModelClient:
         timeout_s: the per-request timeout of the wire client, in seconds.
 
     Raises:
-        ConfigError: the replay script cannot be read or has the wrong shape.
+        ConfigError: the replay script cannot be read or has the wrong shape; the endpoint needs a key
+            and there is none (``key_required``), naming the variable to set.
     """
     if choice.wire_api == "replay":
         return ReplayModel(choice.model)
+    if choice.key_required and choice.api_key is None:  # said now, not after three retries of a 401
+        raise ConfigError(
+            f"no API key for {choice.model_string}: set {choice.key_env} (or AGENT_LS_API_KEY) in the "
+            "environment of agent-ls (in VS Code: Agent: Set API Key)"
+        )
     assert choice.base_url is not None, "resolve_model sets a base URL for every wire API"
     wire = WireConfig(
         model=choice.model,

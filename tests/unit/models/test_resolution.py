@@ -401,6 +401,7 @@ def test_a_whole_choice_of_a_configured_provider_and_its_repr_without_the_key() 
         base_url="http://127.0.0.1:8080/v1",
         api_key="sk-local-secret",
         key_env="LOCAL_API_KEY",
+        key_required=True,
         stream=False,
         context_window=32768,
         max_output_tokens=4096,
@@ -583,3 +584,39 @@ def test_open_model_with_a_missing_replay_file_is_a_config_error(tmp_path: Path)
         open_model(resolve(f"replay:{missing}"))
 
     assert str(caught.value) == f"replay script {missing} cannot be read: No such file or directory"
+
+
+@pytest.mark.parametrize(
+    ("model", "config", "required"),
+    [
+        ("openai/gpt-4.1", "", True),
+        ("anthropic/claude-sonnet-4-5", "", True),
+        ("openrouter/x/y", "", True),
+        ("ollama/qwen", "", False),  # takes no key
+        ("openai/local", '[providers.openai]\nbase_url = "http://127.0.0.1:8080/v1"\n', False),
+        ("mine/m", '[providers.mine]\nwire_api = "openai-chat"\nbase_url = "https://x.example/v1"\n', False),
+        (
+            "mine/m",
+            '[providers.mine]\nwire_api = "openai-chat"\nbase_url = "https://x.example/v1"\n'
+            'api_key_env = "MINE"\n',
+            True,
+        ),
+    ],
+)
+def test_a_missing_key_is_said_before_any_request_naming_the_variable(
+    tmp_path: Path, model: str, config: str, required: bool
+) -> None:
+    """Issue 12.16: a missing key was only found after three retries against the server."""
+    (tmp_path / "agent-ls.toml").write_text(config)
+    snapshot = env(AGENT_LS_CONFIG_DIR=str(tmp_path))
+    choice = resolve_model(model, EditorSettings(), snapshot, load_config(snapshot, None))
+    assert choice.key_required is required
+    if not required:
+        open_model(choice)
+        return
+    with pytest.raises(ConfigError) as caught:
+        open_model(choice)
+    assert str(caught.value) == (
+        f"no API key for {model}: set {choice.key_env} (or AGENT_LS_API_KEY) in the environment of agent-ls "
+        "(in VS Code: Agent: Set API Key)"
+    )
