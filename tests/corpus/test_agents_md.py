@@ -22,7 +22,9 @@ from agent_ls.instructions.agents_md import (
     render_chain,
 )
 from agent_ls.instructions.imports import find_imports
-from tests.support.corpus import CORPUS, copy_set
+from tests.support.corpus import CORPUS, copy_set, require_corpus
+
+require_corpus()
 
 AGENTS_MD = CORPUS / "agents-md"
 SETS = sorted(

@@ -30,6 +30,9 @@ from agent_ls.demo.edit_applier import (
 )
 from agent_ls.lsp.convert import build_workspace_edit
 from tests.support.corpus import CORPUS as SHARED_CORPUS
+from tests.support.corpus import require_corpus
+
+require_corpus()
 
 CORPUS = SHARED_CORPUS / "lsp-edits"
 CASES = sorted(CORPUS.glob("*.json"))

@@ -15,7 +15,9 @@ import pytest
 
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.workspace.paths import PathPolicy
-from tests.support.corpus import CORPUS
+from tests.support.corpus import CORPUS, require_corpus
+
+require_corpus()
 
 CASES: list[dict[str, Any]] = [
     json.loads(line)

@@ -25,7 +25,9 @@ from agent_ls.instructions.skills import (
     load_body,
     render_catalog,
 )
-from tests.support.corpus import CORPUS
+from tests.support.corpus import CORPUS, require_corpus
+
+require_corpus()
 
 SKILLS = CORPUS / "skills"
 _LINK = re.compile(r"\s*120000 \d+ (?P<path>\S+) -> (?P<target>\S+)$")

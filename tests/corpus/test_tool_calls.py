@@ -21,8 +21,10 @@ from agent_ls.core.events import Event, MessageDelta
 from agent_ls.core.messages import Message, ModelResponse, ToolResultMessage, ToolSpec, UserMessage
 from agent_ls.models.base import WireConfig
 from agent_ls.models.openai_chat import OpenAIChatClient
-from tests.support.corpus import CORPUS
+from tests.support.corpus import CORPUS, require_corpus
 from tests.support.model_server import FakeModelServer
+
+require_corpus()
 
 TOOL_CALLS = CORPUS / "tool-calls"
 EXPECTED: dict[str, Any] = json.loads((TOOL_CALLS / "EXPECTED.json").read_text(encoding="utf-8"))

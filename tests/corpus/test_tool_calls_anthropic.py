@@ -19,8 +19,10 @@ from agent_ls.core.events import Event, MessageDelta
 from agent_ls.core.messages import Message, ToolResultMessage, ToolSpec, UserMessage
 from agent_ls.models.anthropic import AnthropicClient
 from agent_ls.models.base import WireConfig
-from tests.support.corpus import CORPUS
+from tests.support.corpus import CORPUS, require_corpus
 from tests.support.model_server import FakeModelServer
+
+require_corpus()
 
 TOOL_CALLS = CORPUS / "tool-calls"
 EXPECTED: dict[str, Any] = json.loads((TOOL_CALLS / "EXPECTED.json").read_text(encoding="utf-8"))

@@ -39,8 +39,10 @@ from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import SECRET_KEY, command, model_settings, run_ended, start
 from tests.e2e.conftest import field as wire_field
-from tests.support.corpus import CORPUS
+from tests.support.corpus import CORPUS, require_corpus
 from tests.support.model_server import FakeModelServer
+
+require_corpus()
 
 INJECTION = CORPUS / "injection"
 ENV_SECRET = "sk-injected-secret-123"

@@ -1,15 +1,38 @@
-"""Where the shared real-world corpus lives: ``<repo>/../shared/corpus`` (read-only; never written)."""
+"""Where the shared real-world corpus lives: ``<repo>/../shared/corpus`` (read-only; never written).
+
+In a plain clone (no ``../shared`` beside it) the tests that need it skip with ``MISSING`` as the reason;
+under ``CI=true`` the run fails at its start instead (``tests/conftest.py``), so CI can never pass by
+skipping them.
+"""
 
 from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+AVAILABLE = (CORPUS / "README.md").is_file()
+T = TypeVar("T")
+MISSING = f"needs the shared corpus at {CORPUS} (../shared/corpus beside the repository), which is missing"
 
-if not (CORPUS / "README.md").is_file():  # an empty parametrization would pass silently
-    raise RuntimeError(f"the shared corpus is missing at {CORPUS}; clone the repository next to shared/")
+
+def corpus_params(cases: Sequence[T], case_id: Callable[[T], str]) -> list[Any]:
+    """``cases`` as ``pytest.param``s named by ``case_id``; when the corpus is missing (``cases`` is then
+    empty), one parameter that skips with ``MISSING``, so the skip names the corpus."""
+    if not AVAILABLE:
+        return [pytest.param(None, id="corpus-missing", marks=pytest.mark.skip(reason=MISSING))]
+    return [pytest.param(case, id=case_id(case)) for case in cases]
+
+
+def require_corpus() -> None:
+    """Skip the calling test, or the whole module when called at its top, when the corpus is missing."""
+    if not AVAILABLE:
+        pytest.skip(MISSING, allow_module_level=True)
 
 
 _SYMLINK = re.compile(r"^\* 120000 \d+ (?P<path>\S+) -> (?P<target>\S+)$")
