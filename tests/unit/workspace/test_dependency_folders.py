@@ -19,7 +19,7 @@ from agent_ls.workspace.shadow_tree import walk_workspace
 from tests.unit.workspace.conftest import write
 
 # A folder for every entry: (workspace-relative folder, files that make it one).
-EXAMPLES: list[tuple[str, dict[str, str]]] = [
+EXAMPLES: list[tuple[str, dict[str, str | bytes]]] = [
     ("node_modules", {}),
     ("bower_components", {}),
     ("jspm_packages", {}),
@@ -83,14 +83,14 @@ EXAMPLES: list[tuple[str, dict[str, str]]] = [
 ]
 
 
-def _make(root: Path, rel: str, files: dict[str, str]) -> Path:
+def _make(root: Path, rel: str, files: dict[str, str | bytes]) -> Path:
     (root / rel).mkdir(parents=True, exist_ok=True)
     write(root, files)
     return root / rel
 
 
 @pytest.mark.parametrize(("rel", "files"), EXAMPLES)
-def test_every_entry_is_recognized(tmp_path: Path, rel: str, files: dict[str, str]) -> None:
+def test_every_entry_is_recognized(tmp_path: Path, rel: str, files: dict[str, str | bytes]) -> None:
     folder = _make(tmp_path, rel, files)
     assert dependency_folder(folder, tmp_path) is not None
     assert first_party(tmp_path, folder / "pkg" / "src") == folder.parent
@@ -125,7 +125,7 @@ def test_every_entry_has_an_example(tmp_path: Path) -> None:
         ("worktree", {"worktree/.git": "gitdir: /repo/.git/worktrees/feature\n"}),
     ],
 )
-def test_first_party_folders(tmp_path: Path, rel: str, files: dict[str, str]) -> None:
+def test_first_party_folders(tmp_path: Path, rel: str, files: dict[str, str | bytes]) -> None:
     folder = _make(tmp_path, rel, files)
     assert dependency_folder(folder, tmp_path) is None
     assert first_party(tmp_path, folder / "x") == folder / "x"
