@@ -1,7 +1,7 @@
 """Exec wrappers with a grammar of their own (``shell_wrappers`` lists the sources).
 
 ``env`` (``-S`` split as coreutils does), ``xargs``, ``su``/``runuser`` (``-c``, or arguments for the
-user's shell), ``sg``, ``newgrp``, ``flock`` (``FILE -c SCRIPT``), ``busybox``/``toybox`` applets,
+user's shell), ``sg``, ``newgrp``, ``flock`` (``FILE -c SCRIPT``), ``runcon``, ``busybox``/``toybox`` applets,
 ``strace`` (``-o |CMD``), ``gdb`` (``--args``, ``-ex 'shell CMD'``), ``valgrind`` and ``firejail``
 (every option in one word), ``perf record|stat|trace``, ``at``/``batch`` (commands on standard
 input), GNU ``parallel`` (shell code, or ``::: CMD...``), and the runners whose option takes shell code
@@ -233,6 +233,19 @@ def _flock(words: Sequence[Word]) -> Unwrapped:
     return Unwrapped(rest[1:], risky)
 
 
+_RUNCON = options("c", "rtul", long_flags="compute", long_valued="role type user range")
+
+
+def _runcon(words: Sequence[Word]) -> Unwrapped:
+    """``runcon CONTEXT COMMAND...`` or ``runcon [-c] [-u U] [-r R] [-t T] [-l L] COMMAND...``
+    (coreutils: the first operand is the whole context unless one of these options is given)."""
+    given = scan_options("runcon", words[1:], _RUNCON).seen
+    spec = WrapperSpec(
+        _RUNCON, leading=0 if given else 1, risky="runs the command in another SELinux context"
+    )
+    return read_wrapper("runcon", words, spec)
+
+
 def _applet(words: Sequence[Word]) -> Unwrapped:
     """``busybox APPLET [ARG...]``, ``toybox APPLET [ARG...]``: the applet is the command."""
     if len(words) < 2 or not words[1].static or words[1].text.startswith("-"):
@@ -405,6 +418,7 @@ SPECIAL: dict[str, Callable[[Sequence[Word]], Unwrapped]] = {
     "env": _env,
     "xargs": _xargs,
     "flock": _flock,
+    "runcon": _runcon,
     "su": _su,
     "runuser": _su,
     "sg": _sg,
