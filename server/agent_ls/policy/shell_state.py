@@ -42,10 +42,11 @@ _GIT_REPOSITORY = frozenset(
 )  # fmt: skip
 # Variables that change how bash expands later words or finds commands: word splitting (IFS),
 # pathname expansion (GLOBIGNORE), tilde expansion (HOME is above; ~+ and ~- read PWD and OLDPWD),
-# cd (CDPATH), command lookup (BASH_CMDS, EXECIGNORE), aliases, options and compatibility levels.
+# cd (CDPATH), command lookup (BASH_CMDS, EXECIGNORE), aliases, options, compatibility levels, and
+# the message catalog that translates $"..." (TEXTDOMAIN, TEXTDOMAINDIR).
 _SHELL_STATE = frozenset(
     {"IFS", "GLOBIGNORE", "CDPATH", "PWD", "OLDPWD", "SHELLOPTS", "BASHOPTS", "BASH_ALIASES", "BASH_CMDS",
-     "BASH_COMPAT", "BASH_XTRACEFD", "EXECIGNORE", "POSIXLY_CORRECT"}
+     "BASH_COMPAT", "BASH_XTRACEFD", "EXECIGNORE", "POSIXLY_CORRECT", "TEXTDOMAIN", "TEXTDOMAINDIR"}
 )  # fmt: skip
 
 _RUNS_CODE_REASON = "can make the program run other code"

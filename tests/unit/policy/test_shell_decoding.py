@@ -274,3 +274,9 @@ def test_a_cd_to_a_word_that_cannot_be_decoded_makes_relative_paths_unknown(poli
     decision = policy.check_command("cd <(ls) && cat ./notes.txt")
     assert decision.verdict == "ask"
     assert "guard: relative path after cd" in [j.rule for j in decision.judgements]
+
+
+def test_a_message_catalog_assigned_in_the_script_makes_locale_quoting_risky() -> None:
+    """With ``TEXTDOMAIN`` set, bash may translate ``$"..."`` into any text its catalog holds."""
+    for text in ('TEXTDOMAIN=x; cat $"a"', 'export TEXTDOMAINDIR=/tmp && cat $"a"'):
+        assert all(command.risky for command in parse_shell(text).commands), text
