@@ -4,8 +4,9 @@
 
 1. emit ``ToolCallStarted``;
 2. look the tool up (an unknown name gets the list of real ones);
-3. parse the JSON arguments (``""`` means ``{}``) and validate them with the tool's pydantic model
-   (the error lists each bad field and the expected fields);
+3. parse the JSON arguments (``""`` means ``{}``; nested more than ``ARGUMENT_MAX_DEPTH`` levels is an
+   error) and validate them with the tool's pydantic model (the error lists each bad field and the
+   expected fields);
 4. check the permission: for ``read``/``edit`` tools the workspace resolves the path first (a refused
    path, ``PathRefused``, is a "deny" and an error result), then the policy decides; "ask" asks the
    ``Approver``; a "session" reply is remembered by the policy, an "always" written to the user config
@@ -22,7 +23,10 @@
    not yet attached this session, that file (``ToolContext.instructions``); emit ``InstructionsLoaded``.
 
 Every call yields exactly one ``ToolResultMessage`` with the call's ``call_id``; only
-``asyncio.CancelledError`` escapes. Behaviour follows the seed harness's ``execute()``
+``asyncio.CancelledError`` escapes. Text is made well-formed on the way in and out
+(``core.untrusted_json.well_formed``: a lone surrogate becomes U+FFFD): the call's name, id and decoded
+arguments before anything sees them, the result before it is emitted, so no tool, event, diff or file
+write meets a string that cannot be encoded. Behaviour follows the seed harness's ``execute()``
 (coding_harness/tools.py) and codex ``core/src/tools/registry.rs``.
 """
 
@@ -49,6 +53,7 @@ from agent_ls.core.events import (
 )
 from agent_ls.core.messages import ToolCall, ToolResultMessage, ToolSpec
 from agent_ls.core.ports import ApprovalRequest, Approver
+from agent_ls.core.untrusted_json import JSONTooDeep, loads, well_formed
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
@@ -56,6 +61,8 @@ log = logging.getLogger(__name__)
 
 PATH_REFUSED_RULE = "workspace: path refused"
 SKILL_RULE = "skill: loading a skill's instructions is read-only"
+ARGUMENT_MAX_DEPTH = 32
+"""Arrays and objects inside each other that tool arguments may nest (every tool's schema needs 2 or 3)."""
 
 
 @dataclass(frozen=True)
@@ -116,13 +123,14 @@ class ToolRegistry:
 
     async def execute(self, call: ToolCall, emit: EventSink) -> ToolResultMessage:
         """Run one tool call; never raises except ``asyncio.CancelledError`` (see the module docstring)."""
+        call = ToolCall(well_formed(call.call_id), well_formed(call.name), well_formed(call.arguments))
         emit(ToolCallStarted(call_id=call.call_id, name=call.name, arguments=call.arguments))
         try:
             result = await self._dispatch(call, emit)
         except Exception as exc:  # a broken port contract; the session must survive it
             log.exception("tool call %s (%s) failed outside the tool", call.call_id, call.name)
             result = _Result(f"Error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
-        content = truncate_middle(result.text, self._max_output_chars)
+        content = well_formed(truncate_middle(result.text, self._max_output_chars))
         emit(ToolCallFinished(call_id=call.call_id, name=call.name, is_error=result.is_error, output=content))
         if result.proposal_changed:
             paths = tuple(sorted(change.path for change in self._ctx.workspace.proposal()))
@@ -253,8 +261,13 @@ def _parse_arguments(tool: Tool[Any], raw: str) -> BaseModel | str:
         data: Any = {}
     else:
         try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
+            data = loads(raw, max_depth=ARGUMENT_MAX_DEPTH)
+        except JSONTooDeep:
+            return (
+                f"Error: the arguments of {tool.name} nest arrays or objects more than {ARGUMENT_MAX_DEPTH} "
+                f"levels deep. Send one flat JSON object matching the tool's schema: {_signature(tool)}."
+            )
+        except ValueError as exc:
             return (
                 f"Error: the arguments of {tool.name} are not valid JSON ({exc}). "
                 "Send one JSON object matching the tool's schema."
