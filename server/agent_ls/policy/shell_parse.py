@@ -8,15 +8,17 @@ that the permission engine judges ``rm`` in ``git status && rm -rf b``, in ``ls 
    are still returned); so do an escaped blank starting a word, which the grammar drops (``\\ rm``),
    and arithmetic on variables or command output (``$((x))``, ``((x))``, ``[[ x -eq 0 ]]``,
    ``${s:x}``, ``${a[x]}``, ``a[x]=1``, ``let``, ``declare -i``, ``read 'a[x]'``, ``[ -v 'a[x]' ]``,
-   and ``${x@P}``, ``${!x}``), which runs a ``$(...)`` held in the value or the subscript.
+   and ``${x@P}``, ``${!x}``), which runs a ``$(...)`` held in the value or the subscript
+   (``shell_tree_checks``); so does a heredoc whose delimiter the grammar reads differently from bash.
 2. Walk the tree: lists, pipelines, subshells, brace groups, loop/if/case bodies and conditions,
    function bodies, assignments, declarations, and every ``$(...)``, backtick, ``<(...)``, ``>(...)``
    and unquoted heredoc body inside words and redirections. ``[ ]`` and ``[[ ]]`` are read by the
    grammar as test expressions (no file is opened or written): only their substitutions are emitted;
    ``test`` is an ordinary command.
-3. Per simple command: quote removal of static words, its redirections (plus those of enclosing
-   compound statements), then normalization of argv: prefix assignments dropped (noting risky ones),
-   directory prefix of the command word dropped, transparent wrappers unwrapped, scripts of
+3. Per simple command: each word decoded as bash would (quote removal, ``$'...'``, ``$"..."``:
+   ``shell_words``), its redirections (plus those of enclosing compound statements), then
+   normalization of argv: prefix assignments dropped (noting risky ones), directory prefix of the
+   command word dropped, exec wrappers unwrapped (``shell_wrappers``), scripts of
    ``bash -c``/``eval``/``watch``/``trap``/a heredoc fed to a shell parsed recursively, the command of
    ``find -exec`` and ``xargs`` emitted, git global options removed (``shell_git``). What a command
    changes for the commands after it (``GLOBIGNORE=x``, ``shopt -s dotglob``, ``read IFS``, ``eval
@@ -28,9 +30,9 @@ redirections (outer before inner), then the next command. Redirections of a comp
 command's own. A redirection with no command (``> file``) is a ``SimpleCommand`` with an empty argv.
 
 Semantics follow bash 5 (``man bash``: SHELL GRAMMAR, QUOTING, REDIRECTION) and the corpus
-``shell-commands/README.md`` (semantics 1-7). Word-level quote removal is in ``shell_words``; the
-options of wrappers, shells, ``find``, ``watch`` and name-taking builtins in ``shell_argv``; git in
-``shell_git``; variables and shell options in ``shell_state``.
+``shell-commands/README.md`` (semantics 1-7). Word decoding is in ``shell_words``; exec wrappers in
+``shell_wrappers``; the options of shells, ``find``, ``watch`` and name-taking builtins in
+``shell_argv``; git in ``shell_git``; variables and shell options in ``shell_state``.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from agent_ls.policy.shell_argv import (
 )
 from agent_ls.policy.shell_git import git_normalize
 from agent_ls.policy.shell_state import arithmetic_subscript, name_and_subscript, state_change, variable_risk
+from agent_ls.policy.shell_tree_checks import arithmetic_on_variables, dropped_escaped_blank, first_problem
 from agent_ls.policy.shell_words import (
     Word,
     adjacent_groups,
@@ -111,17 +114,17 @@ class SimpleCommand:
     """One command the input would execute, normalized for matching.
 
     Attributes:
-        argv: the words after quote removal, normalized: ``VAR=value`` prefixes stripped, a leading
-            backslash and directory prefixes removed from the command word (``/bin/rm`` -> ``rm``),
-            transparent wrappers unwrapped (``env``, ``command``, ``builtin``, ``exec``, ``nohup``,
-            ``nice [-n N]``, ``timeout [opts] N``, ``time``, ``stdbuf ...``, ``xargs [opts]``,
-            ``coproc``), and git global options removed (``git -C dir status`` -> ``git status``). A
-            word that is not static (``$VAR``, ``$(...)``) is kept as written. Empty for a redirection
-            without a command (``> file``).
+        argv: the words as bash decodes them (``$'\\x2eenv'`` is ``.env``), normalized: ``VAR=value``
+            prefixes stripped, a leading backslash and directory prefixes removed from the command
+            word (``/bin/rm`` -> ``rm``), exec wrappers unwrapped (``setsid``, ``timeout [opts] N``,
+            ``sudo``, ``busybox``...: ``shell_wrappers``), and git global options removed (``git -C dir
+            status`` -> ``git status``). A word that cannot be decoded statically (``$VAR``,
+            ``$(...)``) is kept as written (``undecoded``). Empty for a redirection without a command
+            (``> file``).
         text: the command's source text (for messages); for a command found inside a ``bash -c``
             script or a heredoc, the text of that inner command.
         static: False when the command word (argv[0]) cannot be resolved statically: ``$CMD``,
-            ``"${VAR:-rm}"``, ``$'r\\x6d'``, ``${IFS}`` tricks, globs and brace expansion, ``eval $x``,
+            ``"${VAR:-rm}"``, ``$'\\u00e9'``, ``${IFS}`` tricks, globs and brace expansion, ``eval $x``,
             a shell whose script cannot be read... Such a command is never allowed.
         risky: why this command can execute or write more than its name says, or None. Set for git
             options, subcommands and config writes that run programs or point git at another
@@ -244,13 +247,13 @@ class _Script:
     def run(self) -> None:
         with _PARSE_LOCK:
             tree = _parser().parse(self.src)
-        problem = _first_problem(tree.root_node)
+        problem = first_problem(tree.root_node)
         if problem is not None:
             self.out.errors.append(f"cannot parse: {problem}")
-        dropped = _dropped_escaped_blank(self.src, tree.root_node)
+        dropped = dropped_escaped_blank(self.src, tree.root_node)
         if dropped is not None:
             self.out.errors.append(f"cannot parse: {dropped}")
-        arithmetic = _arithmetic_on_variables(tree.root_node)
+        arithmetic = arithmetic_on_variables(tree.root_node)
         if arithmetic is not None:
             self.out.errors.append(arithmetic)
         self.walk(tree.root_node, (), 0)
@@ -770,128 +773,6 @@ def _written_end(redirect: tree_sitter.Node) -> int:
 
 def _field_children(node: tree_sitter.Node, name: str) -> list[tree_sitter.Node]:
     return [child for i, child in enumerate(node.children) if node.field_name_for_child(i) == name]
-
-
-def _first_problem(root: tree_sitter.Node) -> str | None:
-    """Where the parse failed: the first ERROR or MISSING node, 1-based line and column (bytes)."""
-    if not root.has_error:
-        return None
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_missing:
-            line, column = node.start_point
-            return f"missing {node.type!r} at line {line + 1}, column {column + 1}"
-        if node.type == "ERROR":
-            line, column = node.start_point
-            snippet = (node.text or b"").decode("utf-8", errors="replace")[:30]
-            return f"unexpected {snippet!r} at line {line + 1}, column {column + 1}"
-        if node.has_error:
-            stack.extend(reversed(node.children))
-    return "syntax error"
-
-
-_WORD_NODES = frozenset(
-    {"word", "raw_string", "string", "string_content", "ansi_c_string", "concatenation", "heredoc_body",
-     "heredoc_content", "heredoc_start", "heredoc_end", "comment", "regex", "extglob_pattern"}
-)  # fmt: skip
-
-
-def _dropped_escaped_blank(src: bytes, root: tree_sitter.Node) -> str | None:
-    """Where tree-sitter-bash dropped an escaped blank that starts a word (``echo \\ x``), or None.
-
-    Bash reads ``\\<space>`` outside quotes as a literal space inside a word; at the start of a word
-    the grammar takes it for a separator, so the word would be read without it.
-    """
-    i = src.find(b"\\")
-    while 0 <= i < len(src) - 1:
-        if src[i + 1 : i + 2] in (b" ", b"\t"):
-            node = root.descendant_for_byte_range(i, i + 2)
-            if node is not None and node.type not in _WORD_NODES:
-                line = src.count(b"\n", 0, i) + 1
-                column = i - src.rfind(b"\n", 0, i)
-                return f"an escaped blank the grammar drops at line {line}, column {column}"
-        i = src.find(b"\\", i + 2)
-    return None
-
-
-_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
-
-
-def _arithmetic_on_variables(root: tree_sitter.Node) -> str | None:
-    """Why a variable's value may run as code here (the first place found), or None.
-
-    Bash evaluates array subscripts inside arithmetic recursively, command substitutions included:
-    with ``x='a[$(rm -rf ~)]'`` (set here, or read from a file), ``$((x))``, ``((x))``,
-    ``[[ x -eq 0 ]]``, ``${s:x}`` and ``${a[x]}`` run ``rm``; so does ``${x@P}``. ``[`` and ``test``
-    do not. Numbers and special parameters (``$?``, ``$#``) are safe.
-    """
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        kind = node.type
-        first = node.children[0].type if node.children else ""
-        arithmetic = kind in ("arithmetic_expansion", "c_style_for_statement") or (
-            kind == "compound_statement" and first == "(("
-        )
-        if kind == "test_command" and first == "[[":
-            tests = [n for n in node.named_children if n.type == "binary_expression"]
-            arithmetic = any(_operator(n) in _ARITHMETIC_TESTS for n in tests)
-        if kind == "test_command":
-            for test in (n for n in node.named_children if n.type == "unary_expression"):
-                operand = test.named_children[-1] if test.named_children else test
-                name = (operand.text or b"").decode("utf-8", errors="replace")
-                parsed = name_and_subscript(name.replace("'", "").replace('"', "").replace("\\", ""))
-                if _operator(test) in ("-v", "-R") and parsed is not None and arithmetic_subscript(parsed[1]):
-                    return f"{_snippet(test)} evaluates an array subscript, which runs the $(...) it may hold"
-        elif kind == "variable_assignment":
-            name_node = node.child_by_field_name("name")
-            if name_node is not None and name_node.type == "subscript":
-                index = name_node.child_by_field_name("index")
-                if index is None or arithmetic_subscript(
-                    (index.text or b"").decode("utf-8", errors="replace")
-                ):
-                    return f"{_snippet(node)} evaluates an array subscript, which runs the $(...) it may hold"
-        elif kind == "expansion":
-            text = _snippet(node)
-            if text.endswith("@P}"):
-                return f"{text} expands a variable as a prompt, which runs the $(...) its value holds"
-            whole = (node.text or b"").decode("utf-8", errors="replace")
-            listing = whole.endswith(("*}", "@}", "*]}", "@]}"))  # ${!p*}, ${!a[@]}: names, keys
-            if whole.startswith("${!") and not listing:
-                return f"{text} expands the variable a value names, which runs the $(...) its subscript holds"
-            offsets = [n for n in node.named_children if n.type == "variable_name"][1:]  # ${s:x}
-            indexes = [n.child_by_field_name("index") for n in node.named_children if n.type == "subscript"]
-            arithmetic = bool(offsets) or any(
-                i is not None and i.type != "number" and i.text not in (b"@", b"*") for i in indexes
-            )
-        if arithmetic and _mentions_variable(node):
-            return f"{_snippet(node)} evaluates a value as arithmetic, which runs the $(...) it may hold"
-        stack.extend(node.named_children)
-    return None
-
-
-def _snippet(node: tree_sitter.Node) -> str:
-    text = (node.text or b"").decode("utf-8", errors="replace").replace("\n", " ")
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _operator(node: tree_sitter.Node) -> str:
-    operator = node.child_by_field_name("operator")
-    return (operator.text or b"").decode() if operator is not None else ""
-
-
-def _mentions_variable(node: tree_sitter.Node) -> bool:
-    """Whether a variable or a command's output takes part in ``node``'s arithmetic."""
-    stack = list(node.named_children)
-    while stack:
-        child = stack.pop()
-        if child.type in ("command_substitution", "process_substitution"):
-            return True
-        if child.type in ("variable_name", "word") and not (child.text or b"").isdigit():
-            return True
-        stack.extend(child.named_children)
-    return False
 
 
 def _with_risky(command: SimpleCommand, reasons: Sequence[str]) -> SimpleCommand:

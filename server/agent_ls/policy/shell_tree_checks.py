@@ -1,0 +1,135 @@
+"""Checks on a whole tree-sitter-bash syntax tree, made before ``shell_parse`` walks it.
+
+Each returns None, or one line saying why the input cannot be read as bash would read it (the parser
+adds it to ``ParsedShell.error``, so the input is never allowed): a parse error (``first_problem``),
+an escaped blank the grammar drops at the start of a word (``dropped_escaped_blank``), and arithmetic
+on a variable's value, which runs the ``$(...)`` the value may hold (``arithmetic_on_variables``).
+"""
+
+from __future__ import annotations
+
+import tree_sitter
+
+from agent_ls.policy.shell_state import arithmetic_subscript, name_and_subscript
+
+
+def first_problem(root: tree_sitter.Node) -> str | None:
+    """Where the parse failed: the first ERROR or MISSING node, 1-based line and column (bytes)."""
+    if not root.has_error:
+        return None
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            line, column = node.start_point
+            return f"missing {node.type!r} at line {line + 1}, column {column + 1}"
+        if node.type == "ERROR":
+            line, column = node.start_point
+            snippet = (node.text or b"").decode("utf-8", errors="replace")[:30]
+            return f"unexpected {snippet!r} at line {line + 1}, column {column + 1}"
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return "syntax error"
+
+
+_WORD_NODES = frozenset(
+    {"word", "raw_string", "string", "string_content", "ansi_c_string", "concatenation", "heredoc_body",
+     "heredoc_content", "heredoc_start", "heredoc_end", "comment", "regex", "extglob_pattern"}
+)  # fmt: skip
+
+
+def dropped_escaped_blank(src: bytes, root: tree_sitter.Node) -> str | None:
+    """Where tree-sitter-bash dropped an escaped blank that starts a word (``echo \\ x``), or None.
+
+    Bash reads ``\\<space>`` outside quotes as a literal space inside a word; at the start of a word
+    the grammar takes it for a separator, so the word would be read without it.
+    """
+    i = src.find(b"\\")
+    while 0 <= i < len(src) - 1:
+        if src[i + 1 : i + 2] in (b" ", b"\t"):
+            node = root.descendant_for_byte_range(i, i + 2)
+            if node is not None and node.type not in _WORD_NODES:
+                line = src.count(b"\n", 0, i) + 1
+                column = i - src.rfind(b"\n", 0, i)
+                return f"an escaped blank the grammar drops at line {line}, column {column}"
+        i = src.find(b"\\", i + 2)
+    return None
+
+
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+
+
+def arithmetic_on_variables(root: tree_sitter.Node) -> str | None:
+    """Why a variable's value may run as code here (the first place found), or None.
+
+    Bash evaluates array subscripts inside arithmetic recursively, command substitutions included:
+    with ``x='a[$(rm -rf ~)]'`` (set here, or read from a file), ``$((x))``, ``((x))``,
+    ``[[ x -eq 0 ]]``, ``${s:x}`` and ``${a[x]}`` run ``rm``; so does ``${x@P}``. ``[`` and ``test``
+    do not. Numbers and special parameters (``$?``, ``$#``) are safe.
+    """
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        first = node.children[0].type if node.children else ""
+        arithmetic = kind in ("arithmetic_expansion", "c_style_for_statement") or (
+            kind == "compound_statement" and first == "(("
+        )
+        if kind == "test_command" and first == "[[":
+            tests = [n for n in node.named_children if n.type == "binary_expression"]
+            arithmetic = any(_operator(n) in _ARITHMETIC_TESTS for n in tests)
+        if kind == "test_command":
+            for test in (n for n in node.named_children if n.type == "unary_expression"):
+                operand = test.named_children[-1] if test.named_children else test
+                name = (operand.text or b"").decode("utf-8", errors="replace")
+                parsed = name_and_subscript(name.replace("'", "").replace('"', "").replace("\\", ""))
+                if _operator(test) in ("-v", "-R") and parsed is not None and arithmetic_subscript(parsed[1]):
+                    return f"{_snippet(test)} evaluates an array subscript, which runs the $(...) it may hold"
+        elif kind == "variable_assignment":
+            name_node = node.child_by_field_name("name")
+            if name_node is not None and name_node.type == "subscript":
+                index = name_node.child_by_field_name("index")
+                if index is None or arithmetic_subscript(
+                    (index.text or b"").decode("utf-8", errors="replace")
+                ):
+                    return f"{_snippet(node)} evaluates an array subscript, which runs the $(...) it may hold"
+        elif kind == "expansion":
+            text = _snippet(node)
+            if text.endswith("@P}"):
+                return f"{text} expands a variable as a prompt, which runs the $(...) its value holds"
+            whole = (node.text or b"").decode("utf-8", errors="replace")
+            listing = whole.endswith(("*}", "@}", "*]}", "@]}"))  # ${!p*}, ${!a[@]}: names, keys
+            if whole.startswith("${!") and not listing:
+                return f"{text} expands the variable a value names, which runs the $(...) its subscript holds"
+            offsets = [n for n in node.named_children if n.type == "variable_name"][1:]  # ${s:x}
+            indexes = [n.child_by_field_name("index") for n in node.named_children if n.type == "subscript"]
+            arithmetic = bool(offsets) or any(
+                i is not None and i.type != "number" and i.text not in (b"@", b"*") for i in indexes
+            )
+        if arithmetic and _mentions_variable(node):
+            return f"{_snippet(node)} evaluates a value as arithmetic, which runs the $(...) it may hold"
+        stack.extend(node.named_children)
+    return None
+
+
+def _snippet(node: tree_sitter.Node) -> str:
+    text = (node.text or b"").decode("utf-8", errors="replace").replace("\n", " ")
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _operator(node: tree_sitter.Node) -> str:
+    operator = node.child_by_field_name("operator")
+    return (operator.text or b"").decode() if operator is not None else ""
+
+
+def _mentions_variable(node: tree_sitter.Node) -> bool:
+    """Whether a variable or a command's output takes part in ``node``'s arithmetic."""
+    stack = list(node.named_children)
+    while stack:
+        child = stack.pop()
+        if child.type in ("command_substitution", "process_substitution"):
+            return True
+        if child.type in ("variable_name", "word") and not (child.text or b"").isdigit():
+            return True
+        stack.extend(child.named_children)
+    return False
