@@ -11,10 +11,11 @@ Order, per turn:
 
 Stops, each with a one-line reason: the model answers without a tool call (``done``; an empty reply,
 an answer cut off at the output token limit or stopped by a content filter is ``stopped``, never a
-silent ``done``); ``max_turns``
-turns used (``stopped``, "maximum of 15 turns exceeded", as in the seed harness); a model error, or a
-model call over ``model_timeout_s`` when it is set (``error``; the model stack has its own per-request
-timeouts and retries, see ``models/retry.py``); cancellation of the task (``cancelled``).
+silent ``done``; so is a reply without a tool call whose text still holds special-token or tool-call
+markup, ``core.model_markup``: the model meant something that neither ran nor reads as an answer);
+``max_turns`` turns used (``stopped``, "maximum of 15 turns exceeded", as in the seed harness); a model
+error, or a model call over ``model_timeout_s`` when it is set (``error``; the model stack has its own
+per-request timeouts and retries, see ``models/retry.py``); cancellation of the task (``cancelled``).
 After a stop in the middle of a turn, every unanswered tool call gets a synthetic "interrupted"
 error result, so the history stays valid for the next request.
 
@@ -46,6 +47,7 @@ from agent_ls.core.events import (
 )
 from agent_ls.core.markdown_defang import Defanger, defang_markdown
 from agent_ls.core.messages import NO_USAGE, AssistantMessage, Message, ToolResultMessage, Usage
+from agent_ls.core.model_markup import leftover_markup
 from agent_ls.core.ports import ModelClient, ToolExecutor
 
 log = logging.getLogger(__name__)
@@ -178,6 +180,13 @@ async def _turns(
         if not message.tool_calls and not message.text.strip():
             # Nothing said, nothing done (seen with small local models): never a silent "done".
             return "stopped", f"model {model.model_name} returned an empty reply (no text and no tool call)"
+        markup = [] if message.tool_calls else leftover_markup(message.text)
+        if markup:
+            return "stopped", (
+                f"model {model.model_name} emitted markup that was not understood ({', '.join(markup)}): "
+                "no tool ran and the text is not an answer; the server's chat template or tool-call parser "
+                "does not match this model"
+            )
         if not message.tool_calls:
             return "done", "the model answered"
         for call in message.tool_calls:

@@ -30,6 +30,10 @@ MAX_DEPTH = 128
 """Arrays and objects inside each other that the decoders keep, counting the outermost one as 1. Model
 responses and editor messages nest about ten levels; tool arguments have their own, lower limit."""
 
+ARGUMENT_MAX_DEPTH = 32
+"""Arrays and objects inside each other that tool arguments may nest (every tool's schema needs 2 or 3);
+the dispatcher refuses deeper arguments with an error the model reads."""
+
 TOO_DEEP = "[nested too deep: left out]"
 """What ``loads_bounded`` and ``decode_prefix`` put in place of an array or object nested past the limit."""
 

@@ -42,9 +42,11 @@ from agent_ls.core.messages import (
     Usage,
     UserMessage,
 )
+from agent_ls.core.untrusted_json import loads, loads_bounded
 from agent_ls.models.base import HttpModelClient, StreamReader, estimate_usage
 from agent_ls.models.errors import Endpoint, in_band_error
-from agent_ls.models.repair import PartialCall, finalize_reply
+from agent_ls.models.partial_call import PartialCall
+from agent_ls.models.repair import finalize_reply
 
 log = logging.getLogger(__name__)
 
@@ -266,8 +268,8 @@ def _input(arguments: str) -> dict[str, Any]:
     """The ``tool_use`` input object; ``{}`` when ``arguments`` is not JSON object text, so that the history
     stays valid (the model already saw the dispatcher's error result for that call)."""
     try:
-        value = json.loads(arguments)
-    except ValueError:
+        value = loads(arguments)
+    except ValueError:  # JSONTooDeep too
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -311,11 +313,11 @@ def assistant_message(blocks: Sequence[dict[str, Any]], tools: Sequence[ToolSpec
             waiting.clear()
             partials.append(PartialCall(id=block.get("id"), name=name, arguments=block.get("input")))
     opaque += [OpaqueItem(AnthropicClient.wire, data) for data in waiting]
-    text, calls = finalize_reply("".join(texts), partials, tools)
+    reply = finalize_reply("".join(texts), partials, tools)
     return AssistantMessage(
-        text=text,
-        tool_calls=calls,
-        reasoning="\n\n".join(reasoning),
+        text=reply.text,
+        tool_calls=reply.calls,
+        reasoning="\n\n".join([*reasoning, reply.reasoning] if reply.reasoning else reasoning),
         opaque=tuple(opaque),
     )
 
@@ -397,7 +399,7 @@ class AnthropicStreamReader(StreamReader):
         if self._stopped:
             return
         try:
-            payload = json.loads(data)
+            payload = loads_bounded(data)
         except ValueError as exc:
             reason = f"event {event or 'message'!r} is not JSON: {data[:80]!r}"
             raise ModelStreamError(self._failure(reason)) from exc

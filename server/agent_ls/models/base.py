@@ -39,6 +39,7 @@ from agent_ls.core.messages import (
     ToolSpec,
     Usage,
 )
+from agent_ls.core.untrusted_json import loads_bounded, utf8
 from agent_ls.models.errors import Endpoint, redact, status_error, translated_errors
 
 log = logging.getLogger(__name__)
@@ -185,7 +186,7 @@ class HttpModelClient(ABC):
         Raises:
             ModelError: a subclass, one line naming the URL and the model (``models/errors.py``).
         """
-        body = json.dumps(self.request_body(valid_history(messages), tools), ensure_ascii=False).encode()
+        body = utf8(json.dumps(self.request_body(valid_history(messages), tools), ensure_ascii=False))
         log.debug("POST %s (%d bytes, stream=%s)", self._endpoint.url, len(body), self.config.stream)
         if not self.config.stream:
             with translated_errors(self._endpoint):
@@ -247,7 +248,7 @@ class HttpModelClient(ABC):
 
     def _json(self, response: httpx.Response) -> Any:
         try:
-            return json.loads(response.content)
+            return loads_bounded(response.content)
         except ValueError as exc:
             snippet = " ".join(response.text.split())[:80]
             raise ModelResponseError(

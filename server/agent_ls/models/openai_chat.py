@@ -43,9 +43,11 @@ from agent_ls.core.messages import (
     Usage,
     UserMessage,
 )
+from agent_ls.core.untrusted_json import loads_bounded, utf8
 from agent_ls.models.base import HttpModelClient, StreamReader, estimate_usage
 from agent_ls.models.errors import Endpoint, in_band_error
-from agent_ls.models.repair import PartialCall, finalize_reply
+from agent_ls.models.partial_call import PartialCall
+from agent_ls.models.repair import finalize_reply
 
 log = logging.getLogger(__name__)
 
@@ -219,7 +221,7 @@ def chat_request_body(
 ) -> bytes:
     """``chat_request`` as UTF-8 JSON, as ``HttpModelClient.complete`` sends it."""
     body = chat_request(model, messages, tools, stream=stream, max_output_tokens=max_output_tokens)
-    return json.dumps(body, ensure_ascii=False).encode()
+    return utf8(json.dumps(body, ensure_ascii=False))
 
 
 def _wire_message(message: Message) -> dict[str, Any]:
@@ -317,7 +319,7 @@ class ChatStreamReader(StreamReader):
         if not data.strip():
             return
         try:
-            payload = json.loads(data)
+            payload = loads_bounded(data)
         except ValueError as exc:
             raise ModelStreamError(self._stream_failure(f"an event is not JSON: {data[:80]!r}")) from exc
         if isinstance(payload, dict) and payload.get("error"):
@@ -462,8 +464,9 @@ def _in_band_error(error: Any, endpoint: Endpoint) -> ModelError:
 def _assistant_message(
     text: str, reasoning: str, partials: Sequence[PartialCall], tools: Sequence[ToolSpec]
 ) -> AssistantMessage:
-    visible, calls = finalize_reply(text, partials, tools)
-    return AssistantMessage(text=visible, tool_calls=calls, reasoning=reasoning)
+    reply = finalize_reply(text, partials, tools)
+    found = "\n\n".join(part for part in (reasoning, reply.reasoning) if part)
+    return AssistantMessage(text=reply.text, tool_calls=reply.calls, reasoning=found)
 
 
 def _usage(usage: ChatUsage | None, request_bytes: int, message: AssistantMessage) -> Usage:

@@ -53,9 +53,11 @@ from agent_ls.core.messages import (
     Usage,
     UserMessage,
 )
+from agent_ls.core.untrusted_json import loads_bounded
 from agent_ls.models.base import HttpModelClient, StreamReader, WireConfig, estimate_usage
 from agent_ls.models.errors import Endpoint, in_band_error
-from agent_ls.models.repair import PartialCall, finalize_calls
+from agent_ls.models.partial_call import PartialCall
+from agent_ls.models.repair import finalize_calls
 
 log = logging.getLogger(__name__)
 
@@ -407,7 +409,7 @@ class ResponsesStreamReader(StreamReader):
         if self._final is not None:
             return
         try:
-            payload = json.loads(data)
+            payload = loads_bounded(data)
         except ValueError as exc:
             raise ModelStreamError(self._stream_failure(f"an event is not JSON: {data[:80]!r}")) from exc
         if not isinstance(payload, dict):

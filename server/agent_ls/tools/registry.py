@@ -53,7 +53,7 @@ from agent_ls.core.events import (
 )
 from agent_ls.core.messages import ToolCall, ToolResultMessage, ToolSpec
 from agent_ls.core.ports import ApprovalRequest, Approver
-from agent_ls.core.untrusted_json import JSONTooDeep, loads, well_formed
+from agent_ls.core.untrusted_json import ARGUMENT_MAX_DEPTH, JSONTooDeep, loads, well_formed
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
@@ -61,8 +61,6 @@ log = logging.getLogger(__name__)
 
 PATH_REFUSED_RULE = "workspace: path refused"
 SKILL_RULE = "skill: loading a skill's instructions is read-only"
-ARGUMENT_MAX_DEPTH = 32
-"""Arrays and objects inside each other that tool arguments may nest (every tool's schema needs 2 or 3)."""
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,9 @@ from typing import Any
 import pytest
 
 from agent_ls.core.messages import ToolCall, ToolSpec
-from agent_ls.models.repair import (
-    PartialCall,
-    finalize_calls,
-    finalize_reply,
-    raw_arguments,
-    recover_text_calls,
-    synthetic_call_id,
-)
+from agent_ls.models.partial_call import PartialCall, raw_arguments
+from agent_ls.models.repair import Reply, finalize_calls, finalize_reply, synthetic_call_id
+from agent_ls.models.text_calls import recover_text_calls
 
 READ_FILE = ToolSpec(
     name="read_file",
@@ -226,12 +221,14 @@ def test_finalize_reply_recovers_only_without_structured_calls_and_with_tools() 
     structured = [PartialCall(id="c1", name="edit", arguments='{"path": "b.py", "line": 2}')]
     recovered_id = synthetic_call_id(1, "read_file", '{"path": "a.py"}')
 
-    assert finalize_reply(text, structured, TOOLS) == (
+    assert finalize_reply(text, structured, TOOLS) == Reply(
         text,
         (ToolCall("c1", "edit", '{"path": "b.py", "line": 2}'),),
     )
-    assert finalize_reply(text, [], ()) == (text, ())
-    assert finalize_reply(text, [], TOOLS) == ("", (ToolCall(recovered_id, "read_file", '{"path": "a.py"}'),))
+    assert finalize_reply(text, [], ()) == Reply(text, ())
+    assert finalize_reply(text, [], TOOLS) == Reply(
+        "", (ToolCall(recovered_id, "read_file", '{"path": "a.py"}'),)
+    )
     # A nameless structured entry does not count as a structured call (corpus tc06).
     assert finalize_reply(text, [PartialCall(id="", name=None)], TOOLS)[1] == (
         ToolCall(recovered_id, "read_file", '{"path": "a.py"}'),
