@@ -63,6 +63,13 @@ def well_formed(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
+def well_formed_value(value: Any) -> Any:
+    """``value`` (JSON-shaped: dicts, lists, scalars) with every string, object keys included, made
+    ``well_formed``; containers are changed in place, without recursion. For JSON another library decoded
+    (the LSP messages pygls reads)."""
+    return _walk(value, sys.maxsize, cut=False, fix=True)
+
+
 def utf8(text: str) -> bytes:
     """``text`` encoded as UTF-8, its lone surrogates first replaced (``well_formed``) when it has any: a
     request body or file built from text of unknown origin never raises ``UnicodeEncodeError``."""
@@ -184,20 +191,26 @@ def _cut(text: str, max_depth: int) -> str:
 
 
 def _tidy(value: Any, text: str | bytes, max_depth: int, *, cut: bool) -> Any:
-    """``value`` with strings made well-formed and containers past ``max_depth`` cut (or refused), changed
-    in place; the walk is skipped when ``text`` shows it has nothing to do."""
-    fix = bool(
-        _SURROGATE_ESCAPE_BYTES.search(text)
-        if isinstance(text, bytes)
-        else _SURROGATE_ESCAPE.search(text) or _SURROGATE.search(text)
-    )
-    brackets = (
-        text.count(b"[") + text.count(b"{") if isinstance(text, bytes) else text.count("[") + text.count("{")
-    )
+    """``value`` decoded from ``text``, tidied by ``_walk``; the walk is skipped when ``text`` shows it has
+    nothing to do (no surrogate, fewer brackets than ``max_depth``)."""
+    if isinstance(text, bytes):
+        fix = _SURROGATE_ESCAPE_BYTES.search(text) is not None
+        brackets = text.count(b"[") + text.count(b"{")
+    else:
+        fix = _SURROGATE_ESCAPE.search(text) is not None or _SURROGATE.search(text) is not None
+        brackets = text.count("[") + text.count("{")
     if isinstance(value, str):
         return well_formed(value) if fix else value
-    if not isinstance(value, dict | list) or (not fix and brackets <= max_depth):
+    if not fix and brackets <= max_depth:
         return value
+    return _walk(value, max_depth, cut=cut, fix=fix)
+
+
+def _walk(value: Any, max_depth: int, *, cut: bool, fix: bool) -> Any:
+    """``value`` with strings made well-formed (when ``fix``) and arrays or objects past ``max_depth`` cut
+    (``cut``) or refused (``JSONTooDeep``), changed in place, without recursion."""
+    if not isinstance(value, dict | list):
+        return well_formed(value) if fix and isinstance(value, str) else value
     stack: list[tuple[dict[str, Any] | list[Any], int]] = [(value, 1)]
     while stack:
         container, level = stack.pop()

@@ -19,6 +19,7 @@ from agent_ls.instructions.skills import Skill
 from agent_ls.instructions.watch import InstructionWatcher
 from agent_ls.lsp.approver import approval_converter
 from agent_ls.lsp.capabilities import ClientFlags
+from agent_ls.lsp.well_formed import WellFormedProtocol
 from agent_ls.runtime import Session
 from agent_ls.settings import EditorSettings
 
@@ -73,5 +74,6 @@ class AgentLanguageServer(LanguageServer):
             __version__,
             text_document_sync_kind=t.TextDocumentSyncKind.Incremental,
             converter_factory=approval_converter,  # keeps the feedback of a prompt's reply
+            protocol_cls=WellFormedProtocol,  # no lone surrogate from the editor reaches a buffer or an edit
         )
         self.state = ServerState()

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agent_ls.core.errors import ConfigError, ScriptExhausted
 from agent_ls.core.events import EventSink, MessageDelta
 from agent_ls.core.messages import AssistantMessage, Message, ModelResponse, ToolCall, ToolSpec
+from agent_ls.core.untrusted_json import loads_bounded
 from agent_ls.models.base import estimate_usage
 from agent_ls.models.openai_chat import chat_request_body
 
@@ -128,7 +129,7 @@ def load_script(path: str, step_model: type[S]) -> list[S]:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigError(f"replay script {path} cannot be read: {reason}") from exc
     try:
-        raw = json.loads(text)
+        raw = loads_bounded(text)  # well-formed strings, bounded nesting: a script is model output too
     except ValueError as exc:
         raise ConfigError(f"replay script {path} is not JSON: {exc}") from exc
     if not isinstance(raw, list):
