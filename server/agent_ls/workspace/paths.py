@@ -40,7 +40,7 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from agent_ls.core.errors import PathRefused, ToolError
 from agent_ls.workspace import windows_names
@@ -312,14 +312,24 @@ class PathPolicy:
             FileNotFoundError, IsADirectoryError, OSError: as ``open`` would; a FIFO, socket or device
                 raises ``OSError`` (EINVAL) instead of blocking.
         """
+        with self.open_binary(rel) as handle:
+            return handle.read()
+
+    def open_binary(self, rel: str) -> BinaryIO:
+        """The regular file ``rel`` open for reading in binary, resolved again at use as ``read_bytes``
+        does; for reads that must stay bounded (the caller reads what it needs and closes it).
+
+        Raises:
+            As ``read_bytes``.
+        """
         try:
-            return self._read_nofollow(rel)
+            return self._open_nofollow(rel)
         except OSError as exc:
             if exc.errno != errno.ELOOP:
                 raise
         again = self.resolve(rel if os.path.isabs(rel) else str(self.real_root / rel))
         try:
-            return self._read_nofollow(again)
+            return self._open_nofollow(again)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise PathRefused(f"{rel!r} changed while it was being read; read it again") from None
@@ -405,7 +415,7 @@ class PathPolicy:
             "use a path inside the workspace"
         )
 
-    def _read_nofollow(self, rel: str) -> bytes:
+    def _open_nofollow(self, rel: str) -> BinaryIO:
         if os.path.isabs(rel):
             base, parts = Path("/"), PurePosixPath(rel).parts[1:]
         else:
@@ -424,13 +434,14 @@ class PathPolicy:
             leaf = os.open(parts[-1], flags, dir_fd=fd)
         finally:
             os.close(fd)
-        with os.fdopen(leaf, "rb") as handle:
-            mode = os.fstat(handle.fileno()).st_mode
-            if stat.S_ISDIR(mode):
-                raise IsADirectoryError(errno.EISDIR, "is a directory", rel)
-            if not stat.S_ISREG(mode):
-                raise OSError(errno.EINVAL, "not a regular file", rel)
-            return handle.read()
+        handle = os.fdopen(leaf, "rb")
+        mode = os.fstat(handle.fileno()).st_mode
+        if stat.S_ISREG(mode):
+            return handle
+        handle.close()
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", rel)
+        raise OSError(errno.EINVAL, "not a regular file", rel)
 
 
 class _Walk:
