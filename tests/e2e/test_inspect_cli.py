@@ -8,8 +8,7 @@ import shutil
 from pathlib import Path
 
 from tests.e2e.test_cli import _agent_ls, _script
-
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+from tests.support.corpus import CORPUS, require_corpus
 
 
 def _home(tmp_path: Path) -> dict[str, str]:
@@ -22,6 +21,7 @@ def _home(tmp_path: Path) -> dict[str, str]:
 def _monorepo(tmp_path: Path) -> Path:
     """AM04 (pydantic-ai's nested AGENTS.md files) copied with its symlinks, plus a .git marker."""
     root = tmp_path / "pydantic-ai"
+    require_corpus()
     shutil.copytree(CORPUS / "agents-md" / "pydantic__pydantic-ai", root, symlinks=True)
     (root / ".git").mkdir()
     return root
@@ -48,6 +48,7 @@ def test_instructions_prints_the_chain_for_a_file_root_first(tmp_path: Path) -> 
 
 
 def test_instructions_shows_truncation_and_refused_imports(tmp_path: Path) -> None:
+    require_corpus()
     jint = tmp_path / "jint"
     shutil.copytree(CORPUS / "agents-md" / "sebastienros__jint", jint, symlinks=True)
     ran = _agent_ls("instructions", "--workspace", str(jint), cwd=tmp_path, env=_home(tmp_path))
@@ -66,6 +67,7 @@ def test_instructions_shows_truncation_and_refused_imports(tmp_path: Path) -> No
 
 
 def test_skills_lists_bundled_and_project_skills_with_diagnostics(tmp_path: Path) -> None:
+    require_corpus()
     root = tmp_path / "ws"
     skill = root / ".agents" / "skills" / "astrolicious-astro"
     skill.parent.mkdir(parents=True)

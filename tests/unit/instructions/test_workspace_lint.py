@@ -18,8 +18,8 @@ from agent_ls.instructions.workspace_lint import (
     not_loaded_reason,
 )
 from agent_ls.settings import EnvSnapshot
+from tests.support.corpus import CORPUS, require_corpus
 
-CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
 NOT_LOADED = (
     "not loaded: AGENTS.md is this folder's instruction file (one per folder: the first found of "
     "AGENTS.override.md, AGENTS.md, then the fallbacks)"
@@ -40,6 +40,7 @@ def summary(result: RootLint) -> dict[str, list[tuple[int, str, str]]]:
 
 
 def corpus_copy(tmp_path: Path, *parts: str) -> Path:
+    require_corpus()
     root = tmp_path / "ws"
     shutil.copytree(CORPUS.joinpath(*parts), root, symlinks=True)
     for path in (root, *root.rglob("*")):  # the corpus is read-only; the copy must be writable
@@ -97,6 +98,7 @@ def test_agents_md_sets(tmp_path: Path, corpus: str, expected: dict[str, list[tu
 def test_skills_lint_with_overlaps_and_a_skill_outside_the_scanned_folders(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     (root / ".git").mkdir(parents=True)
+    require_corpus()
     template = CORPUS / "skills" / "anthropics__skills" / "template" / "SKILL.md"  # SK03: name/dir mismatch
     for folder, text in (
         (".agents/skills/template", template.read_text(encoding="utf-8")),
