@@ -2,7 +2,8 @@
 
 Order: build a session on the workspace, run the task with the transcript on stderr, print the
 proposal's unified diff on stdout, then with ``--apply`` write it to disk (every file checked for
-staleness first, then each written atomically through a temporary file and ``os.replace``).
+staleness first, then all or nothing: ``workspace/apply_files.py``). An apply a kill interrupted is
+finished first (``recover_interrupted_apply``).
 
 What reaches the terminal goes through ``terminal_text`` (installed by ``cli.main``): control characters
 are shown escaped on stderr, and in the diff when stdout is a terminal, with a note before each file
@@ -31,7 +32,7 @@ from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.runtime import Session
 from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
 from agent_ls.terminal_text import diff_notes, escapes
-from agent_ls.workspace.apply import disk_stale_reason, write_atomically
+from agent_ls.workspace.apply import apply_proposal, recover_interrupted_apply
 from agent_ls.workspace.diffs import quote_path, unified_diff
 
 TERMINAL_REPLIES: dict[str, ApprovalReply] = {
@@ -173,6 +174,8 @@ async def run_headless(
         print(f"agent-ls: {exc}", file=sys.stderr)
         return EXIT_USAGE
     root = workspace  # resolved by the CLI
+    if (recovered := recover_interrupted_apply(root)) is not None:
+        print(f"agent-ls: {recovered}", file=sys.stderr)
     focus = Focus(path=file.relative_to(root).as_posix()) if file is not None else Focus()
     context = load_agent_context(workspace_root=root, focus=file, config=config, env=env)
     above = marker_above(root, config)
@@ -213,11 +216,9 @@ async def run_headless(
         if ended.status != "done":
             print(f"agent-ls: not applying: the run ended {ended.status}", file=sys.stderr)
             return EXIT_BY_STATUS[ended.status]
-        problems = [r for c in changes if (r := disk_stale_reason(session.root, c))]
-        if problems:
-            print(f"agent-ls: not applying, nothing written: {'; '.join(problems)}", file=sys.stderr)
+        outcome = apply_proposal(session.root, changes)  # all or nothing; workspace/apply_files.py
+        for line in filter(None, (outcome.recovered, outcome.message)):
+            print(f"agent-ls: {line}", file=sys.stderr)
+        if not outcome.applied:
             return 1
-        for change in changes:
-            write_atomically(session.root / change.path, change.new_text)
-        print(f"agent-ls: applied {len(changes)} file(s)", file=sys.stderr)
     return EXIT_BY_STATUS[ended.status]

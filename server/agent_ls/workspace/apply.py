@@ -1,13 +1,18 @@
 """Writing a proposal to disk outside an editor (``agent-ls run --apply``), and the staleness check
-shared with the LSP apply path for files that are not open in the editor."""
+shared with the LSP apply path for files that are not open in the editor.
+
+``apply_proposal`` checks every change for staleness, turns each into the bytes to write, and hands
+them to ``apply_files`` (all or nothing, with a journal that survives a kill).
+"""
 
 from __future__ import annotations
 
-import os
-import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from agent_ls.core.proposal import FileChange
+from agent_ls.workspace.apply_files import ApplyOutcome, FileWrite, apply_files
+from agent_ls.workspace.apply_journal import ApplyBusy, recover
 
 
 def disk_stale_reason(root: Path, change: FileChange) -> str | None:
@@ -39,21 +44,30 @@ def disk_stale_reason(root: Path, change: FileChange) -> str | None:
     return None if current == change.base_text else f"{change.path} changed on disk since the agent read it"
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` (line endings kept byte for byte) through a temporary file and ``os.replace``.
+def apply_proposal(root: Path, changes: Sequence[FileChange]) -> ApplyOutcome:
+    """Write ``changes`` under ``root`` all or nothing: nothing when any is stale (``disk_stale_reason``)
+    or cannot be encoded, else ``apply_files`` (which checks the rest first and rolls back on an error).
 
-    The file's permission bits are kept. On any error the temporary file is removed and the original
-    is untouched.
+    Never raises ``OSError``; the outcome's message is one line for the user.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".agent-ls")
+    problems = [reason for change in changes if (reason := disk_stale_reason(root, change))]
+    writes: list[FileWrite] = []
+    for change in changes:
+        try:
+            writes.append(FileWrite(change.path, change.new_text.encode("utf-8")))
+        except UnicodeEncodeError as exc:
+            problems.append(f"{change.path}: the new text cannot be written as UTF-8 ({exc.reason})")
+    if problems:
+        return ApplyOutcome(False, f"not applying, nothing written: {'; '.join(problems)}")
+    return apply_files(root, writes)
+
+
+def recover_interrupted_apply(root: Path) -> str | None:
+    """Finish an apply in ``root`` whose process was killed (``apply_journal.recover``); one line saying
+    what was done, or None when there was nothing to do. Never raises ``OSError``."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+        return recover(root)
+    except ApplyBusy as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot finish an interrupted apply: {exc}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_ls.core.proposal import FileChange
-from agent_ls.workspace.apply import disk_stale_reason, write_atomically
+from agent_ls.workspace.apply import apply_proposal, disk_stale_reason
 
 
 def _change(path: str, base: str = "old\n", new: str = "new\n", is_new: bool = False) -> FileChange:
@@ -20,7 +20,7 @@ def test_an_unchanged_file_is_written_atomically_keeping_its_mode(tmp_path: Path
     target.write_text("old\n")
     target.chmod(0o754)
     assert disk_stale_reason(tmp_path, _change("src/app.py")) is None
-    write_atomically(target, "new\r\n")
+    assert apply_proposal(tmp_path, [_change("src/app.py", new="new\r\n")]).applied
     assert target.read_bytes() == b"new\r\n"
     assert target.stat().st_mode & 0o777 == 0o754
 
