@@ -13,10 +13,11 @@ A server that does not parse Harmony passes it on as the answer, usually without
 Read back, in order: an ``analysis`` message is reasoning; a ``final`` or ``commentary`` message without a
 recipient (a preamble the user may see) and text outside any message are text; an assistant message to
 ``functions.NAME`` (or to ``NAME``) is a call when NAME is offered and the content is a JSON object valid
-for it. Calls must be the last messages (only reasoning and whitespace after them), or none runs. What
-cannot be read that way (another role, an unknown recipient such as the built-in ``browser`` and
-``python`` tools, invalid arguments, stray tokens) stays in the text as it was written, so the loop can say
-the model emitted markup that was not understood. Markup inside a code fence is not read.
+for it. Calls must be the last messages (only reasoning and whitespace after them). When any part cannot
+be read that way (another role, an unknown recipient such as the built-in ``browser`` and ``python``
+tools, invalid arguments, calls followed by text, stray tokens), nothing is read: the whole text stays as
+it was written, so the loop can say the model emitted markup that was not understood. Markup inside a
+code fence is not read.
 """
 
 from __future__ import annotations
@@ -54,21 +55,19 @@ class _Part:
 
 
 def read_harmony(text: str, catalog: ToolCatalog | None) -> HarmonyReply | None:
-    """The text, reasoning and calls of ``text`` when it holds Harmony messages (rules in the module
-    docstring), else None. With ``catalog`` None (no tools offered, or structured calls came), no call is
-    read: call messages stay in the text as written."""
+    """The text, reasoning and calls of ``text`` when it holds Harmony messages that can all be read (rules
+    in the module docstring), else None. With ``catalog`` None (no tools offered, or structured calls
+    came), a call message cannot be read."""
     first = TOKEN.search(text)
     if first is None or "<|message|>" not in text or text.count("```", 0, first.start()) % 2:
         return None
     parts = _parts(text, catalog)
-    if not any(part.message for part in parts):
+    if any(part.kind == "raw" for part in parts) or not any(part.message for part in parts):
         return None
     calls_at = [index for index, part in enumerate(parts) if part.kind == "call"]
-    if calls_at and any(
-        part.kind in ("text", "raw") and part.content.strip() for part in parts[calls_at[0] :]
-    ):
-        parts = [_Part("raw", part.content) if part.kind == "call" else part for part in parts]
-    shown = [part.content.strip() for part in parts if part.kind in ("text", "raw") and part.content.strip()]
+    if calls_at and any(part.kind == "text" and part.content.strip() for part in parts[calls_at[0] :]):
+        return None
+    shown = [part.content.strip() for part in parts if part.kind == "text" and part.content.strip()]
     thought = [part.content.strip() for part in parts if part.kind == "reasoning" and part.content.strip()]
     calls = [part.call for part in parts if part.call is not None and part.kind == "call"]
     return HarmonyReply("\n\n".join(shown), "\n\n".join(thought), calls)

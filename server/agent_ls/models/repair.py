@@ -9,8 +9,6 @@ What is repaired, each seen in a public bug report (see ``../shared/corpus/tool-
 - a missing or empty id, replaced by a stable synthetic one (``synthetic_call_id``); a repeated id is
   made unique;
 - an empty or missing name: the call is dropped (logged), never run (corpus tc04, tc06);
-- end-of-turn tokens the server did not stop at (``<|im_end|>``, ``<|eot_id|>``, ``<|return|>``…) at the
-  end of the text are dropped (``text_calls.strip_end_of_turn``);
 - gpt-oss Harmony framing in the text (``harmony``): its analysis channel becomes reasoning, its final
   and commentary channels the text;
 - calls written into the answer text instead of the structured field, when tools were offered and no
@@ -19,7 +17,9 @@ What is repaired, each seen in a public bug report (see ``../shared/corpus/tool-
   MiniMax, Granite, InternLM…). Such a call is kept only when its name is a declared tool and its
   arguments validate against that tool's JSON Schema, and its markup ends the message; the markup is
   then removed from the text. Anything else stays in the text, and nothing of it runs (the loop then
-  says the model emitted markup that was not understood).
+  says the model emitted markup that was not understood);
+- end-of-turn tokens the server did not stop at (``<|im_end|>``, ``<|eot_id|>``, ``<|return|>``…) ending a
+  text that holds no other markup are dropped (``text_calls.strip_end_of_turn``).
 
 A wire module calls ``finalize_reply`` once per response, which does the steps above in that order.
 Arguments stay raw JSON text otherwise: malformed JSON is reported to the model by the dispatcher.
@@ -87,11 +87,10 @@ def finalize_reply(text: str, partials: Sequence[PartialCall], tools: Sequence[T
 
     Returns:
         ``finalize_calls(partials)`` when that gives any call; otherwise the calls recovered from the text
-        (finalized the same way), and the text without their markup. The text loses the end-of-turn tokens
-        that end it, and Harmony framing becomes text and reasoning (module docstring).
+        (finalized the same way), and the text without their markup. Harmony framing becomes text and
+        reasoning; a text whose only markup is the end-of-turn tokens that end it loses them.
     """
     calls = finalize_calls(partials)
-    text = strip_end_of_turn(text)
     reasoning = ""
     harmony = read_harmony(text, ToolCatalog(tools) if tools and not calls else None)
     if harmony is not None:
@@ -99,6 +98,6 @@ def finalize_reply(text: str, partials: Sequence[PartialCall], tools: Sequence[T
         if harmony.calls:
             return Reply(text, finalize_calls(harmony.calls), reasoning)
     if calls or not tools:
-        return Reply(text, calls, reasoning)
+        return Reply(strip_end_of_turn(text), calls, reasoning)
     visible, recovered = recover_text_calls(text, tools)
-    return Reply(visible, finalize_calls(recovered), reasoning)
+    return Reply(strip_end_of_turn(visible), finalize_calls(recovered), reasoning)

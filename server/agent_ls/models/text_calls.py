@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent_ls.core.messages import ToolSpec
+from agent_ls.core.model_markup import leftover_markup
 from agent_ls.core.untrusted_json import decode_prefix
 from agent_ls.models.call_markup import READERS, Found, ToolCatalog
 from agent_ls.models.partial_call import PartialCall, as_json_value
@@ -41,11 +42,11 @@ _WRAPPER_TOKENS = (
 )
 END_OF_TURN = (
     r"<\|eom_id\|>|<\|eot_id\|>|<\|end_of_text\|>|<\|im_end\|>|<\|endoftext\|>|<\|end\|>|<\|return\|>"
-    r"|<\|call\|>|<｜end▁of▁sentence｜>|</s>"
+    r"|<｜end▁of▁sentence｜>|</s>"
 )
 """End-of-turn tokens a server should have stopped at (Llama, ChatML, GPT, Harmony, DeepSeek, Mistral)."""
 
-WRAPPER = re.compile("|".join((*_WRAPPER_TOKENS, END_OF_TURN)))
+WRAPPER = re.compile("|".join((*_WRAPPER_TOKENS, END_OF_TURN, r"<\|call\|>")))
 _ONLY_WRAPPERS = re.compile(rf"(?:\s|{WRAPPER.pattern})*")
 _WRAPPERS_AT_END = re.compile(rf"(?:\s|{WRAPPER.pattern})*\Z")
 _END_OF_TURN_AT_END = re.compile(rf"(?:\s*(?:{END_OF_TURN}))+\s*\Z")
@@ -79,9 +80,12 @@ def recover_text_calls(text: str, tools: Sequence[ToolSpec]) -> tuple[str, list[
 
 def strip_end_of_turn(text: str) -> str:
     """``text`` without the end-of-turn tokens (``END_OF_TURN``) that end it, which a server leaves when it
-    did not stop at them; the answer before them is complete."""
+    did not stop at them, when the text before them holds no other markup (``core.model_markup``): that
+    answer is complete. Any other text is returned as written."""
     found = _END_OF_TURN_AT_END.search(text)
-    return text if found is None else text[: found.start()]
+    if found is None or leftover_markup(text[: found.start()]):
+        return text
+    return text[: found.start()]
 
 
 def _tail_start(text: str, blocks: Sequence[Found]) -> int | None:

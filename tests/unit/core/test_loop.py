@@ -229,3 +229,41 @@ async def test_a_filtered_answer_is_not_done(finish_reason: str) -> None:
 async def test_other_finish_reasons_with_text_are_done(finish_reason: str) -> None:
     ended, _, _ = await _run(FinishingModel("All good.", finish_reason))
     assert ended.status == "done"
+
+
+HARMONY_LEAK = '<|channel|>commentary to=browser.search <|constrain|>json<|message|>{"query": "x"}<|call|>'
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (HARMONY_LEAK, "<|channel|>, <|constrain|>, <|message|>"),
+        ('<tool_call>{"name": "read_file", "arguments": {"path": "a.py"', "<tool_call>"),
+        ("Done.\n<｜tool▁calls▁begin｜>", "<｜tool▁calls▁begin｜>"),
+        ("[TOOL_CALLS]", "[TOOL_CALLS]"),
+    ],
+    ids=["harmony", "hermes-unclosed", "deepseek", "mistral"],
+)
+async def test_leftover_markup_in_a_final_answer_is_a_stop_that_says_so(text: str, shown: str) -> None:
+    ended, events, _ = await _run(ScriptedModel([AssistantMessage(text=text)]))
+    assert (ended.status, ended.reason) == (
+        "stopped",
+        f"model fake/model emitted markup that was not understood ({shown}): no tool ran and the text is "
+        "not an answer; the server's chat template or tool-call parser does not match this model",
+    )
+    assert ended.answer == text
+    assert [e for e in events if isinstance(e, RunEnded)] == [ended]
+
+
+async def test_markup_quoted_as_code_in_an_answer_is_done() -> None:
+    text = "Calls end with `<|call|>`:\n```\n<|channel|>commentary to=functions.f<|message|>{}<|call|>\n```"
+    ended, _, _ = await _run(ScriptedModel([AssistantMessage(text=text)]))
+    assert (ended.status, ended.answer) == ("done", text)
+
+
+async def test_markup_beside_structured_tool_calls_does_not_stop_the_run() -> None:
+    model = ScriptedModel(
+        [AssistantMessage(text="<|im_end|>", tool_calls=(_call("c1"),)), AssistantMessage("ok")]
+    )
+    ended, _, _ = await _run(model)
+    assert (ended.status, ended.answer) == ("done", "ok")
