@@ -69,3 +69,11 @@ def test_the_refusal_says_why(root: Path, config_dir: Path) -> None:
 def test_ordinary_names_stay_allowed(root: Path, config_dir: Path, path: str) -> None:
     done = check("--path", path, "--write", cwd=root, config_dir=config_dir)
     assert done.returncode == ALLOW, done.stdout
+
+
+@pytest.mark.parametrize("path", ["secrets/x", "secrets./x", "secrets::$INDEX_ALLOCATION/x", "secrets\\x"])
+def test_a_deny_rule_catches_every_spelling(root: Path, config_dir: Path, path: str) -> None:
+    (root / "agent-ls.toml").write_text('[permissions]\ndeny = ["Read(./secrets/**)"]\n')
+    done = check("--path", path, cwd=root, config_dir=config_dir)
+    assert done.returncode == DENY, done.stdout
+    assert "decided by: read: /secrets/** (workspace agent-ls.toml)" in done.stdout

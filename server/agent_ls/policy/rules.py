@@ -29,8 +29,10 @@ which made exceptions depend on file order; Claude Code and Codex execpolicy als
 rule win.
 
 Deny and ask rules also match the case-folded subject (``RM -rf x``, ``.GIT/hooks/x``): on a
-case-insensitive file system those name the same program or file. Allow rules match exactly, so
-folding can only make a verdict stricter.
+case-insensitive file system those name the same program or file. File deny and ask rules also match
+the path as Windows reads it (``secrets./x`` and ``secrets::$DATA`` are ``secrets/x`` there:
+``workspace.windows_names``). Allow rules match exactly, so these readings can only make a verdict
+stricter.
 
 Word boundaries: joining argv by spaces makes ``find . -name "*.tmp -delete"`` read like ``find .
 -name *.tmp -delete``. So a ``bash`` allow rule is matched against the command's quoted form
@@ -54,6 +56,7 @@ from fnmatch import fnmatchcase
 import pathspec
 
 from agent_ls.core.events import Verdict
+from agent_ls.workspace.windows_names import may_read_differently, windows_reading
 
 STRICTNESS: dict[Verdict, int] = {"allow": 0, "ask": 1, "deny": 2}
 """Order of verdicts; the highest wins when several apply."""
@@ -132,6 +135,8 @@ class Rule:
                 pairs = [(s, p) for s, pattern in pairs for p in _word_bounded(pattern)]
             return any(fnmatchcase(s, p) or fnmatchcase(s + " ", p) for s, p in pairs)
         if self.key in FILE_KEYS:
+            if self.verdict != "allow":
+                pairs += [(windows_reading(s), p) for s, p in pairs if may_read_differently(s)]
             return self.pattern == "**" or any(_spec(p).match_file(s) for s, p in pairs)
         return subject == self.key or subject.startswith(self.key + "__")
 
