@@ -16,10 +16,12 @@ server-sent events when the request body has ``"stream": true``. Steps use the r
 - ``headers``: extra response headers;
 - ``raw_arguments`` on a tool call: sent verbatim as ``function.arguments`` (malformed JSON tests).
 
-A request with no step left gets HTTP 500 saying so; any other path gets 404. ``GET /v1/models`` (what
-``agent-ls doctor`` asks) answers ``models_reply`` (``{"data": []}`` by default) without taking a step,
-and its headers are recorded in ``models_request_headers``. The server runs in a
-background thread (``ThreadingHTTPServer``), so sync tests, async tests and a server subprocess can
+With a ``responder`` (a function of the request body returning a step), each request is answered by
+it instead of the script: concurrent runs then each get the answer their own conversation calls for
+(the load test). A request with no step left gets HTTP 500 saying so; any other path gets 404.
+``GET /v1/models`` (what ``agent-ls doctor`` asks) answers ``models_reply`` (``{"data": []}`` by
+default) without taking a step, and its headers are recorded in ``models_request_headers``. The server
+runs in a background thread (``ThreadingHTTPServer``), so sync tests, async tests and a server subprocess can
 all talk to it; ``stop()`` aborts replies held by ``delay_s``.
 
 Usage::
@@ -90,10 +92,13 @@ class FakeModelServer:
         models_request_headers: the headers of each ``GET /v1/models``, names lowercased.
     """
 
-    def __init__(self, steps: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, steps: list[dict[str, Any]], responder: Callable[[Any], dict[str, Any]] | None = None
+    ) -> None:
         for step in steps:
             ServerStep.model_validate(step)
         self.steps: list[dict[str, Any]] = list(steps)
+        self.responder = responder
         self.requests: list[Any] = []
         self.request_headers: list[dict[str, str]] = []
         self.request_times: list[float] = []
@@ -165,6 +170,8 @@ class FakeModelServer:
             self.request_headers.append(headers)
             number = len(self.requests)
             self._received.notify_all()
+            if self.responder is not None:
+                return number, self.responder(body)
             return number, self.steps[number - 1] if number <= len(self.steps) else None
 
 
