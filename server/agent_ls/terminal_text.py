@@ -72,7 +72,7 @@ _NAMES = {"^@": "NUL", "^G": "BEL", "^H": "BS", "^I": "TAB", "^M": "CR", "^[": "
 
 
 def _named(forms: list[str]) -> str:
-    """``^[ (ESC), ^M (CR), <U+202E>``: each escaped form, with the control's name where it has a short one."""
+    """``^[ (ESC), ^M (CR), <U+202E>``: each escaped form, with its control's short name where it has one."""
     return ", ".join(f"{form} ({_NAMES[form]})" if form in _NAMES else form for form in forms)
 
 
@@ -102,4 +102,7 @@ def diff_notes(diff: str, name: str, *, terminal: bool) -> tuple[str, str]:
     forms = hidden_forms(diff.replace("\r\n", "\n"))
     if not forms:
         return "", ""
-    return "", f"agent-ls: note: the diff of {name} on stdout holds control characters as they are: {_named(forms)}"
+    return (
+        "",
+        f"agent-ls: note: the diff of {name} on stdout holds control characters as they are: {_named(forms)}",
+    )

@@ -4,7 +4,8 @@ A run emits, in this order:
 ``RunStarted``, then for each turn ``TurnStarted``, ``MessageDelta`` for each piece of text or
 reasoning as it streams in (a ``ModelRetrying`` in between when a call failed and is retried; the
 partial text before it is void), ``MessageCompleted`` (when the model wrote text or reasoning), then
-``RemoteContentDefanged`` when that text held images or HTML that would load something, ``UsageReported``, then per tool call ``ToolCallStarted``, ``VerdictGiven`` (only for tools that need a
+``RemoteContentDefanged`` when that text held images or HTML that would load something,
+``UsageReported``, then per tool call ``ToolCallStarted``, ``VerdictGiven`` (only for tools that need a
 permission check), ``ToolCallFinished`` and, after a mutating call that changed the proposal,
 ``ProposalChanged``; finally exactly one ``RunEnded``.
 

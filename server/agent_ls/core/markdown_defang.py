@@ -118,7 +118,8 @@ def _reference_targets(text: str) -> list[str]:
         definitions.setdefault(_label(found[1]), found[2].strip("<>"))
     targets: list[str] = []
     for found in re.finditer(r"!\[", text) if definitions else ():
-        close = _bracket_end(text, found.end())
+        nested = text.find("![", found.end())
+        close = _bracket_end(text[: found.end() + HOLD_CHARS if nested < 0 else nested], found.end())
         if close is None:
             continue
         label = text[found.end() : close]
@@ -189,8 +190,15 @@ class Defanger:
 
 
 def _image(window: str, more: More, targets: list[str]) -> tuple[str, int] | None:
-    """``window`` starts with ``![``: the replacement and how many characters it replaces; None: wait."""
+    """``window`` starts with ``![``: the replacement and how many characters it replaces; None: wait.
+
+    An image is read only up to the next ``![`` (one inside another becomes ``! [``, and the inner one is
+    read on its own), so each character is read for at most one image.
+    """
     short = ("! ", 1)
+    nested = window.find("![", 2)
+    if nested > 0:
+        window, more = window[:nested], "no"
     undecided = None if more == "maybe" else short
     close = _bracket_end(window, 2)
     if close is None:
@@ -342,32 +350,47 @@ def _hostname(authority: str) -> str:
 
 
 def _tag(window: str, more: More, targets: list[str]) -> tuple[str, int] | None:
-    """``window`` starts with ``<`` and a letter: ``("< ", 1)`` when the tag may load, ``("<", 1)``
-    otherwise; None: wait for more text."""
-    read = _read_start_tag(window)
-    if read is None:  # the tag is not closed within the window
-        if more == "maybe":
+    """``window`` starts with ``<`` and a letter: ``("< ", 1)`` when the tag may load (the text after the
+    ``<`` is then read on as text), else the tag itself, kept whole; None: wait for more text.
+
+    A tag is kept only when nothing inside it would be changed: one holding a ``<`` or ``![`` is judged as
+    loading, since a renderer that does not take it for a tag would render what is inside, and a change
+    inside a tag it does take (a space) could split an attribute value into new attributes.
+    """
+    less = window.find("<", 1)
+    bang = window.find("![", 1, len(window) if less < 0 else less)  # read no further than the next "<"
+    stop = bang if bang > 0 else less
+    inner = stop > 0
+    stop = stop if inner else len(window)
+    name, attributes, end = _read_start_tag(window[:stop])
+    if end is None:  # not closed before a "<", a "![" or the window's end
+        if inner or more == "cut":
+            attributes.append("src")  # judged as loading
+        elif more == "maybe":
             return None
-        if more == "no":
-            return "<", 1  # never closed: no renderer or browser makes it a tag
-        read = ("", ["src"])  # cut: judged as loading
-    name, attributes = read
+        # "no": the text ends inside the tag, and the renderer's own closing tags (</p>, </blockquote>)
+        # may close it: judged by what was read
+        end = stop
     loads = name in LOADING_TAGS or any(
-        attribute.startswith("on") or (attribute in LOADING_ATTRIBUTES and not (attribute == "href" and name in _LINK_TAGS))
+        attribute.startswith("on")
+        or (attribute in LOADING_ATTRIBUTES and not (attribute == "href" and name in _LINK_TAGS))
         for attribute in attributes
     )
     if not loads:
-        return "<", 1
-    end = window.find(">")
-    for url in _URL_IN_TAG.findall(html.unescape(window if end < 0 else window[: end + 1])):
+        return window[:end], end
+    if name == "style":  # its URLs are in its content
+        closing = window.lower().find("</style", end)
+        end = len(window) if closing < 0 else closing
+    for url in _URL_IN_TAG.findall(html.unescape(window[:end])):
         host, what = describe_url(url)
         targets.append(host or what)
     return "< ", 1
 
 
-def _read_start_tag(window: str) -> tuple[str, list[str]] | None:
-    """The tag name and attribute names (lower case, NUL as U+FFFD) of the start tag ``window`` opens,
-    read as the HTML tokenizer reads them; None when the window ends before the tag does."""
+def _read_start_tag(window: str) -> tuple[str, list[str], int | None]:
+    """The tag name, the attribute names (lower case, NUL as U+FFFD) and the end (after its ``>``) of the
+    start tag ``window`` opens, read as the HTML tokenizer reads them; the end is None when the window
+    ends first (the names are then those read so far)."""
     text = window.replace("\0", "\ufffd")
     at = 1
     while at < len(text) and text[at] not in _WHITESPACE + "/>":
@@ -380,7 +403,7 @@ def _read_start_tag(window: str) -> tuple[str, list[str]] | None:
             at += 1
             continue
         if char == ">":
-            return name, attributes
+            return name, attributes, at + 1
         # attribute name: a leading "=" belongs to it; it ends at whitespace, "/", ">" or "="
         begin = at
         at += 1
@@ -395,13 +418,13 @@ def _read_start_tag(window: str) -> tuple[str, list[str]] | None:
         while at < len(text) and text[at] in _WHITESPACE:
             at += 1
         if at >= len(text):
-            return None
+            break
         if text[at] in "\"'":
             closing = text.find(text[at], at + 1)
             if closing < 0:
-                return None
+                break
             at = closing + 1
         else:
             while at < len(text) and text[at] not in _WHITESPACE + ">":
                 at += 1
-    return None
+    return name, attributes, None

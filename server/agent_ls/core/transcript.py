@@ -62,7 +62,8 @@ def line_for(event: Event) -> str | None:
                 return f"model (reasoning): {_clip(reasoning, 300, newlines=True)}"
             return f"model: {_clip(text, newlines=True)}"
         case RemoteContentDefanged(targets=targets):
-            return f"  ⚠ not loaded: images or embeds in the model's text, from {_names(targets)} (shown as text)"
+            shown = _names(targets)
+            return f"  ⚠ not loaded: images or embeds in the model's text, from {shown} (shown as text)"
         case ToolCallStarted(name=name, arguments=arguments):
             return f"→ {_clip(name)} {_clip(arguments, 300)}"
         case VerdictGiven(verdict=verdict, rule=rule, subject=subject, approval=approval):

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import re
 
-# Cf (format), Zl and Zp (line and paragraph separators) as of Unicode 15; tests/unit/core/test_visible_text.py
-# checks that every such character of the running Python's Unicode database is in the set. Cs: surrogates.
+# Cf (format), Zl and Zp (line and paragraph separators) as of Unicode 15; test_visible_text.py checks that
+# every such character of the running Python's Unicode database is in the set. Cs: surrogates.
 _FORMAT = (
     "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"

@@ -24,7 +24,9 @@ from agent_ls.workspace.text_edits import split_lines
 _NO_NEWLINE = "\\ No newline at end of file\n"
 # git's quote.c cq_lookup: these bytes get a letter escape; other bytes below 0x20, 0x7f and every byte
 # from 0x80 (core.quotePath=true, git's default) get a 3-digit octal escape.
-_C_ESCAPES = {0x07: "a", 0x08: "b", 0x09: "t", 0x0A: "n", 0x0B: "v", 0x0C: "f", 0x0D: "r", 0x22: '"', 0x5C: "\\"}
+_C_ESCAPES = {
+    0x07: "a", 0x08: "b", 0x09: "t", 0x0A: "n", 0x0B: "v", 0x0C: "f", 0x0D: "r", 0x22: '"', 0x5C: "\\"
+}  # fmt: skip
 
 
 def quote_path(name: str) -> str:
