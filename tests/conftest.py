@@ -4,7 +4,9 @@
 under ``CI=true``, so CI can never pass by skipping.
 
 ``pytest_sessionstart``: under ``CI=true`` the run fails at once when ``../shared/corpus`` is missing;
-elsewhere the tests that need it skip, naming it (``tests/support/corpus.py``).
+elsewhere the tests that need it skip, naming it (``tests/support/corpus.py``). The secrets sweep plants
+fake credentials in the environment there and ``pytest_sessionfinish`` fails the run if any of them
+leaked into a model request or a captured output (``tests/support/sweep.py``).
 
 ``AGENT_LS_CONFIG_DIR`` points at an empty directory for the whole run, so a developer's own
 ``agent-ls.toml`` never reaches a test (servers that tests start inherit it).
@@ -34,11 +36,27 @@ def require_tool(name: str) -> str:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Under ``CI=true`` a missing ``../shared/corpus`` fails the run: elsewhere its tests skip."""
+    """Under ``CI=true`` a missing ``../shared/corpus`` fails the run: elsewhere its tests skip. Then
+    the secrets sweep plants its fake credentials in the environment (``tests/support/sweep.py``)."""
     from tests.support.corpus import AVAILABLE, MISSING
+    from tests.support.sweep import PLANTED
 
     if os.environ.get("CI") == "true" and not AVAILABLE:
         pytest.exit(f"CI=true: {MISSING}", returncode=1)
+    os.environ.update(PLANTED)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The secrets sweep: a planted credential found anywhere the suite looked fails the run."""
+    from tests.support import sweep
+
+    found = sweep.finish()
+    if found:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        lines = [f"secrets sweep: {len(found)} planted credential(s) leaked:", *sorted(set(found))]
+        if reporter is not None:
+            reporter.write_line("\n".join(lines), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -45,6 +45,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from agent_ls.models.replay import ReplayStep, ReplayToolCall
+from tests.support import sweep
 
 CHAT_PATH = "/v1/chat/completions"
 
@@ -99,6 +100,7 @@ class FakeModelServer:
             ServerStep.model_validate(step)
         self.steps: list[dict[str, Any]] = list(steps)
         self.responder = responder
+        sweep.register(self)
         self.requests: list[Any] = []
         self.request_headers: list[dict[str, str]] = []
         self.request_times: list[float] = []
@@ -145,6 +147,7 @@ class FakeModelServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
+        sweep.scan_server(self)
 
     def __enter__(self) -> FakeModelServer:
         return self.start()
