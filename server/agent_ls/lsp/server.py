@@ -1,7 +1,8 @@
 """The language server: construction and the single table of what it answers.
 
 Handlers live in ``lsp/handlers/<area>.py`` as plain functions whose first parameter is ``ls``;
-this module only routes. Document sync (didOpen/didChange/didClose) is pygls's built-in, which keeps
+this module only routes. Commands are wrapped by ``command_args.answering`` (errors name the command,
+never carry a traceback). Document sync (didOpen/didChange/didClose) is pygls's built-in, which keeps
 ``ls.workspace`` current with the unsaved text the agent reads. pygls takes one handler per message: where
 two areas listen to the same one, a function below calls both, in the order written.
 """
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 from lsprotocol import types as t
 
-from agent_ls.lsp import protocol
+from agent_ls.lsp import protocol, stdio
+from agent_ls.lsp.command_args import answering
 from agent_ls.lsp.handlers import (
     agent_files,
     agent_hover,
@@ -36,14 +38,17 @@ def build_server() -> AgentLanguageServer:
     server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(_did_change_workspace_folders)
     server.feature(t.WORKSPACE_DID_CHANGE_WATCHED_FILES)(agent_files.did_change_watched_files)
     server.feature(t.SHUTDOWN)(_shutdown)
-    server.command(protocol.CMD_RUN)(commands.run)
-    server.command(protocol.CMD_CANCEL)(commands.cancel)
-    server.command(protocol.CMD_PROPOSAL)(commands.proposal)
-    server.command(protocol.CMD_APPLY_PROPOSAL)(apply.apply_proposal)
-    server.command(protocol.CMD_DISCARD_PROPOSAL)(commands.discard_proposal)
-    server.command(protocol.CMD_LIST_SKILLS)(commands.list_skills)
-    server.command(protocol.CMD_RUN_SKILL)(commands.run_skill)
-    server.command(protocol.CMD_INSTRUCTIONS)(commands.instructions)
+    for name, handler in (
+        (protocol.CMD_RUN, commands.run),
+        (protocol.CMD_CANCEL, commands.cancel),
+        (protocol.CMD_PROPOSAL, commands.proposal),
+        (protocol.CMD_APPLY_PROPOSAL, apply.apply_proposal),
+        (protocol.CMD_DISCARD_PROPOSAL, commands.discard_proposal),
+        (protocol.CMD_LIST_SKILLS, commands.list_skills),
+        (protocol.CMD_RUN_SKILL, commands.run_skill),
+        (protocol.CMD_INSTRUCTIONS, commands.instructions),
+    ):
+        server.command(name)(answering(name, handler))
     return server
 
 
@@ -68,5 +73,5 @@ async def _shutdown(ls: AgentLanguageServer, params: None) -> None:
 
 
 def serve_stdio() -> None:
-    """Run the server on stdin/stdout until the client exits."""
-    build_server().start_io()
+    """Run the server on stdin/stdout until the client exits (``lsp/stdio.py``: frames read leniently)."""
+    stdio.serve(build_server())

@@ -7,10 +7,13 @@ so this module must not import the handlers.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from agent_ls import __version__
@@ -22,6 +25,11 @@ from agent_ls.lsp.capabilities import ClientFlags
 from agent_ls.lsp.well_formed import WellFormedProtocol
 from agent_ls.runtime import Session
 from agent_ls.settings import EditorSettings
+
+if TYPE_CHECKING:
+    from pygls.server import ServerErrors
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -77,3 +85,14 @@ class AgentLanguageServer(LanguageServer):
             protocol_cls=WellFormedProtocol,  # no lone surrogate from the editor reaches a buffer or an edit
         )
         self.state = ServerState()
+
+    def report_server_error(self, error: Exception, source: ServerErrors) -> None:
+        """An error outside a request (a notification's handler failed, a message could not be sent):
+        one line on stderr and in the editor's log. pygls would show it as an "Error in server" popup
+        the user can do nothing about (a didChange of a document never opened, say). Errors of a
+        request are in its response."""
+        if source is FeatureRequestError:
+            return
+        text = " ".join(f"agent-ls: {error}".split())[:300]
+        log.warning("%s", text)
+        self.window_log_message(t.LogMessageParams(type=t.MessageType.Warning, message=text))

@@ -20,8 +20,9 @@ from pygls.exceptions import JsonRpcException
 from agent_ls.core.proposal import FileChange
 from agent_ls.lsp import protocol as p
 from agent_ls.lsp.buffers import EditorBuffers
+from agent_ls.lsp.command_args import parse_params
 from agent_ls.lsp.convert import EditNotSupported, build_workspace_edit
-from agent_ls.lsp.handlers.commands import parse_params, proposal_summary, session_entry
+from agent_ls.lsp.handlers.commands import proposal_summary, session_entry
 from agent_ls.lsp.state import AgentLanguageServer
 from agent_ls.workspace.apply import disk_stale_reason
 

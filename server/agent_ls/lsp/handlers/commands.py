@@ -1,6 +1,7 @@
 """The ``agent.*`` commands (``workspace/executeCommand``).
 
-Each takes exactly one camelCase object and returns an object (``lsp/protocol.py``). ``agent.run``
+Each takes one camelCase object, read by ``lsp/command_args.py`` (which also accepts the ways clients
+say "no argument"), and returns an object (``lsp/protocol.py``). ``agent.run``
 returns at once and runs in a background task: pygls does not stop a command coroutine when its
 request is cancelled, so cancel goes through ``agent.cancel`` or ``window/workDoneProgress/cancel``
 on the run's token.
@@ -14,10 +15,9 @@ import logging
 import uuid
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from lsprotocol import types as t
-from pydantic import ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
@@ -30,6 +30,7 @@ from agent_ls.instructions.agent_context import AgentContext, load_agent_context
 from agent_ls.lsp import protocol as p
 from agent_ls.lsp.approver import LspApprover
 from agent_ls.lsp.buffers import EditorBuffers
+from agent_ls.lsp.command_args import parse_params
 from agent_ls.lsp.handlers import config_files
 from agent_ls.lsp.render import LspEventRenderer, usage_summary
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
@@ -39,19 +40,6 @@ from agent_ls.settings import EnvSnapshot, process_environ
 from agent_ls.workspace.diffs import line_counts, unified_diff
 
 log = logging.getLogger(__name__)
-P = TypeVar("P", bound=p._Lenient)
-
-
-def parse_params(model: type[P], arguments: tuple[Any, ...]) -> P:
-    if len(arguments) != 1 or not isinstance(arguments[0], dict):
-        raise JsonRpcInvalidParams(f"expected exactly one object argument, got {len(arguments)} argument(s)")
-    try:
-        return model.model_validate(arguments[0])
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'argument'}: {e['msg']}" for e in exc.errors()
-        )
-        raise JsonRpcInvalidParams(f"invalid arguments: {problems}") from None
 
 
 def session_entry(ls: AgentLanguageServer, session_id: str | None) -> SessionEntry | None:
@@ -109,9 +97,14 @@ def _root_and_focus(ls: AgentLanguageServer, params: p.RunParams) -> tuple[Path,
         start, end = params.range.start, params.range.end
         selected = ""
         if (start.line, start.character) != (end.line, end.character):
-            selected = document.source[
-                document.offset_at_position(_pos(start)) : document.offset_at_position(_pos(end))
-            ]
+            try:  # a file not open in the editor is read from disk, which may fail
+                selected = document.source[
+                    document.offset_at_position(_pos(start)) : document.offset_at_position(_pos(end))
+                ]
+            except (OSError, UnicodeDecodeError) as exc:
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                message = f"range: cannot read the selection from {file_path}: {why}"
+                raise JsonRpcInvalidParams(message) from None
         # A selection ending at column 0 does not include that line (as editors show it).
         last = end.line if end.character == 0 and end.line > start.line else end.line + 1
         focus = replace(focus, start_line=start.line + 1, end_line=last, selected_text=selected)
@@ -286,7 +279,7 @@ async def _context_for(ls: AgentLanguageServer, uri: str | None) -> AgentContext
 
 async def list_skills(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     """``agent.listSkills``: every skill found for the file, with source, path and diagnostics."""
-    params = parse_params(p.ListSkillsParams, arguments) if arguments else p.ListSkillsParams()
+    params = parse_params(p.ListSkillsParams, arguments)
     skills = (await _context_for(ls, params.uri)).skills
     return p.ListSkillsResult(
         skills=[s.wire() for s in skills.skills], skipped=[d.wire() for d in skills.skipped]
@@ -296,6 +289,6 @@ async def list_skills(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any
 async def instructions(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     """``agent.instructions``: the AGENTS.md chain that applies to the file (order, bytes, truncation,
     imports)."""
-    params = parse_params(p.InstructionsParams, arguments) if arguments else p.InstructionsParams()
+    params = parse_params(p.InstructionsParams, arguments)
     chain = (await _context_for(ls, params.uri)).chain
     return chain.wire() if chain is not None else {}
