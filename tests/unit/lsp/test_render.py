@@ -1,12 +1,20 @@
-"""The renderer's user-facing warning for blocked actions, read off a real pygls protocol whose
-transport is a recording writer (pygls's ``Writer`` protocol): what the editor would receive, in order."""
+"""The renderer's warnings (blocked actions, images not loaded) and its transcript lines, read off a real
+pygls protocol whose transport is a recording writer (pygls's ``Writer`` protocol): what the editor would
+receive, in order."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from agent_ls.core.events import Event, ToolCallStarted, VerdictGiven
+from agent_ls.core.events import (
+    Event,
+    ProposalChanged,
+    RemoteContentDefanged,
+    ToolCallFinished,
+    ToolCallStarted,
+    VerdictGiven,
+)
 from agent_ls.lsp.render import LspEventRenderer
 from agent_ls.lsp.state import AgentLanguageServer
 
@@ -95,3 +103,46 @@ def test_a_long_multiline_subject_is_one_clipped_line() -> None:
 def test_each_run_warns_afresh() -> None:
     verdict = VerdictGiven("c1", "read_file", "deny", "workspace: path refused", ".env")
     assert len(_render([verdict])) == len(_render([verdict])) == 1
+
+
+def test_images_defanged_in_the_answer_warn_once_naming_their_hosts() -> None:
+    shown = _render(
+        [
+            RemoteContentDefanged(("evil.example", "a data: URI")),
+            RemoteContentDefanged(("evil.example", "a data: URI")),
+            RemoteContentDefanged(("cdn.example",)),
+        ]
+    )
+    assert shown == [
+        {
+            "type": WARNING,
+            "message": "agent-ls: the agent's answer linked images or embeds from evil.example, a data: URI; "
+            "they were not loaded and are shown as text "
+            "(a prompt injection may try to send data out this way)",
+        },
+        {
+            "type": WARNING,
+            "message": "agent-ls: the agent's answer linked images or embeds from cdn.example; they were not "
+            "loaded and are shown as text (a prompt injection may try to send data out this way)",
+        },
+    ]
+
+
+def test_the_transcript_and_warnings_show_control_characters_escaped() -> None:
+    ls = AgentLanguageServer()
+    writer = RecordingWriter()
+    ls.protocol.set_writer(writer, include_headers=False)
+    renderer = LspEventRenderer(ls, "s1", "token", progress=False, run_ended=lambda ended: None)
+    renderer(ToolCallFinished("c1", "read_file", False, "1\t# Project\x1b]52;c;Y3VybA==\x07\x1b]0;ok\x07"))
+    renderer(VerdictGiven("c2", "bash", "deny", "bash: curl *", "curl x\x1b[2K\r\u202efake"))
+    renderer(ProposalChanged(("docs.txt\n+++ b/README.md",)))
+    sent = [m["params"]["message"] for m in writer.messages if m.get("method") in LOG_AND_SHOW]
+    assert sent == [
+        "  ✓ read_file: 1\t# Project^[]52;c;Y3VybA==^G^[]0;ok^G",
+        "  permission deny (bash: curl *): curl x^[[2K^M<U+202E>fake",
+        "agent-ls blocked: bash curl x^[[2K <U+202E>fake (bash: curl *)",  # blanks made one space
+        "  proposal: 1 file(s) changed: docs.txt^J+++ b/README.md",
+    ]
+
+
+LOG_AND_SHOW = ("window/logMessage", "window/showMessage")
