@@ -4,6 +4,7 @@
 it in a new process group with stdin from ``/dev/null`` and stdout and stderr merged, read the output
 into a head-plus-tail cap while it runs, and kill the whole group when it exits, times out or is
 cancelled (background children die too; in the sandbox, killing bwrap tears down its pid namespace).
+Unsandboxed commands start behind ``orphan_guard``'s gate: their group is killed if this process is.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from agent_ls.core.errors import ToolError
 from agent_ls.core.ports import CommandResult
 from agent_ls.policy.sandbox import Sandbox
+from agent_ls.workspace.orphan_guard import ORPHAN_GUARD
 
 # After the process exited, how long background children may keep the output pipe open.
 _DRAIN_GRACE_S = 1.0
@@ -60,18 +62,25 @@ async def execute(
         argv = sandbox.wrap(
             argv, shadow=cwd, workspace_root=workspace_root, environ=env, readonly=readonly, masked=masked
         )
+    gate = ORPHAN_GUARD.gate(argv) if sandbox is None else None  # in the sandbox: --die-with-parent
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv,
+            *(gate.argv if gate else argv),
             cwd=cwd,
             env=dict(env),
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=gate.stdin if gate else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
-    except OSError as exc:
-        raise ToolError(f"cannot start {argv[0]}: {exc}") from None
+    except BaseException as exc:
+        if gate:
+            gate.close()  # a command spawned but not let through never runs
+        if isinstance(exc, OSError):
+            raise ToolError(f"cannot start {argv[0]}: {exc}") from None
+        raise
+    if gate:
+        gate.open(proc.pid)
     output = _CappedOutput(head_chars, tail_chars)
     if note is not None:
         output.note(note)
@@ -90,6 +99,8 @@ async def execute(
         _kill_group(proc.pid)
         if proc.returncode is None:
             await proc.wait()
+        if gate:
+            ORPHAN_GUARD.release(proc.pid)
         await asyncio.wait({pump}, timeout=_DRAIN_GRACE_S)
         pump.cancel()
         with contextlib.suppress(asyncio.CancelledError):
