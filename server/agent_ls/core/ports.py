@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from agent_ls.core.events import EventSink
+from agent_ls.core.file_views import PageRequest, SearchResult, TextPage
 from agent_ls.core.messages import Message, ModelResponse, ToolCall, ToolResultMessage, ToolSpec
-from agent_ls.core.proposal import FileChange
+from agent_ls.core.proposal import FileChange, TextEncoding
 
 
 class ModelClient(Protocol):
@@ -178,11 +179,25 @@ class Workspace(Protocol):
     def is_dir(self, rel: str) -> bool: ...
 
     def read_text(self, rel: str) -> str:
-        """The current text: pending edit, else the unsaved editor buffer, else the disk file (UTF-8)."""
+        """The current text: pending edit, else the unsaved editor buffer, else the disk file (in its
+        own encoding, line endings kept). Raises ``ToolError`` for a file too large to edit."""
         ...
 
-    def propose(self, rel: str, text: str) -> bool:
-        """Record ``text`` as the proposed content of ``rel``. Returns True when the proposal changed."""
+    def read_page(self, rel: str, request: PageRequest) -> TextPage:
+        """A page of the current text, memory bounded whatever the file's size; the agent has now read
+        ``rel`` (see ``propose``)."""
+        ...
+
+    def propose(
+        self, rel: str, text: str, *, based_on: str | None = None, encoding: TextEncoding | None = None
+    ) -> bool:
+        """Record ``text`` as the proposed content of ``rel``. Returns True when the proposal changed.
+
+        The proposal's base is the version the agent read: when ``rel`` changed since the agent last
+        read it (``read_page``), or its current text is not ``based_on``, raises ``EditFailed`` saying
+        "changed since you read it; read it again". Also ``EditFailed`` when the file's encoding cannot
+        write ``text``. ``encoding`` is a new file's (default UTF-8).
+        """
         ...
 
     def list_files(self, rel_dir: str, pattern: str | None, limit: int) -> tuple[list[str], int]:
@@ -193,10 +208,13 @@ class Workspace(Protocol):
         """
         ...
 
-    async def search(self, pattern: str, rel: str, glob: str | None) -> str:
+    async def search(
+        self, pattern: str, rel: str, glob: str | None, *, max_line_chars: int = 500, window: int = 150
+    ) -> SearchResult:
         """ripgrep ``pattern`` (a regex) over the current view of ``rel``.
 
-        Returns ``path:line:text`` lines, uncapped; "" when nothing matches.
+        Returns bounded hits: a line of at most ``max_line_chars`` characters whole, a longer one as
+        ``window`` characters each side of each match, with 1-indexed columns.
         """
         ...
 

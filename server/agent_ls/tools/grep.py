@@ -1,24 +1,33 @@
 """grep: the model searches file contents with a regular expression (ripgrep syntax).
 
-Output: ``path:line:text`` lines (line numbers 1-indexed) over the current view of the files,
-pending edits included; ``no matches`` when there is none. At most ``MAX_LINES`` (200) lines and
-about ``MAX_CHARS`` (20,000) characters; each line is cut at ``MAX_LINE_CHARS`` (500). A last line
-says when matches were left out and how to narrow the search.
+Output: ``path:line:column:text`` lines (line and column 1-indexed, the column in characters, of the
+match) over the current view of the files, pending edits included; ``no matches`` when there is none.
+A line of at most ``MAX_LINE_CHARS`` (500) characters is shown whole; a longer one (a minified bundle)
+shows ``WINDOW_CHARS`` characters each side of each match, ``…`` marking the cut ends, so a match at
+column 20,000 is visible and read_file's ``column`` reads on from there.
+
+At most ``MAX_LINES`` (200) lines and about ``MAX_CHARS`` (20,000) characters. Files share that budget
+in turns (each file's first hit, then each one's second, ...), so one file with many or long matches
+cannot hide the others. A last line says how many matches were left out and how to narrow the search.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_ls.core.file_views import SearchHit
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
 MAX_LINES = 200
 MAX_CHARS = 20_000
 MAX_LINE_CHARS = 500
+WINDOW_CHARS = 150
 
 DESCRIPTION = (
     "Search file contents with a regular expression (ripgrep syntax), pending edits included. "
-    "Returns path:line:text lines, at most 200."
+    "Returns path:line:column:text lines, at most 200; long lines show the text around each match."
 )
 
 
@@ -32,23 +41,50 @@ class Args(BaseModel):
 
 async def run(args: Args, ctx: ToolContext) -> ToolOutput:
     rel = ctx.workspace.resolve(args.path)
-    found = (await ctx.workspace.search(args.pattern, rel, args.glob)).splitlines()
-    if not found:
+    found = await ctx.workspace.search(
+        args.pattern, rel, args.glob, max_line_chars=MAX_LINE_CHARS, window=WINDOW_CHARS
+    )
+    if not found.counts and not found.unreadable:
         return ToolOutput("no matches")
-    shown: list[str] = []
-    size = 0
-    for line in found[:MAX_LINES]:
-        if len(line) > MAX_LINE_CHARS:
-            line = f"{line[:MAX_LINE_CHARS]} [line truncated: {len(line):,} chars]"
-        if shown and size + len(line) + 1 > MAX_CHARS:
-            break
-        shown.append(line)
-        size += len(line) + 1
-    if len(shown) < len(found):
+    chosen = _in_turns(found.hits)
+    shown = [_line(hit) for hit in sorted(chosen, key=lambda h: (h.path, h.line, h.column))]
+    shown += list(found.unreadable)
+    total = sum(found.counts.values())
+    if len(chosen) < total:
+        files = len(found.counts)
+        silent = files - len({hit.path for hit in chosen})
+        unshown = f", {silent:,} of the {files:,} files not shown at all" if silent else ""
         shown.append(
-            f"(first {len(shown):,} of {len(found):,} matching lines; narrow with path, glob or pattern)"
+            f"(showing {len(chosen):,} of {total:,} matches{unshown}; narrow with path, glob or pattern)"
         )
     return ToolOutput("\n".join(shown))
+
+
+def _in_turns(hits: tuple[SearchHit, ...]) -> list[SearchHit]:
+    """The hits that fit the budget, taken in turns across files (in path order)."""
+    by_path: dict[str, list[SearchHit]] = defaultdict(list)
+    for hit in hits:
+        by_path[hit.path].append(hit)
+    chosen: list[SearchHit] = []
+    size = 0
+    turn = 0
+    while any(turn < len(file_hits) for file_hits in by_path.values()):
+        for file_hits in by_path.values():
+            if turn >= len(file_hits):
+                continue
+            cost = len(_line(file_hits[turn])) + 1
+            if len(chosen) >= MAX_LINES or (chosen and size + cost > MAX_CHARS):
+                return chosen
+            chosen.append(file_hits[turn])
+            size += cost
+        turn += 1
+    return chosen
+
+
+def _line(hit: SearchHit) -> str:
+    before = "…" if hit.start_column > 1 else ""
+    after = "…" if hit.start_column - 1 + len(hit.text) < hit.line_length else ""
+    return f"{hit.path}:{hit.line}:{hit.column}:{before}{hit.text}{after}"
 
 
 TOOL = Tool(name="grep", description=DESCRIPTION, args=Args, run=run, mutates=False, permission="read")

@@ -4,11 +4,17 @@
 
 1. the pending agent edit of the file (``propose``),
 2. the open editor buffer (unsaved text, through a ``BufferSource``),
-3. the disk file, decoded as UTF-8 with line endings kept byte for byte (no newline translation).
+3. the disk file, in its own encoding (``file_encoding``: UTF-8, a BOM's, or a legacy code page found
+   by a detector) with line endings kept byte for byte (no newline translation); at most
+   ``disk_text.MAX_TEXT_BYTES`` are read whole, larger files only in streamed pages (``read_page``).
 
-Nothing here writes the user's files. ``search`` runs ripgrep in the session's shadow copy after
-writing the current view into it (``shadow.py``), so it sees pending edits and unsaved buffers.
-Disk reads go through ``PathPolicy.read_bytes``, which resolves the path again at use: a file
+The agent's reads are remembered: ``propose`` refuses a file that changed (in the editor or on disk)
+since the agent last read it, so a write built on a stale read cannot undo the user's change, and the
+proposal's base is the version the agent read. Nothing here writes the user's files.
+
+``search`` runs ripgrep (``search.py``) in the session's shadow copy after writing the current view
+into it (``shadow.py``), so it sees pending edits and unsaved buffers. Disk reads go through
+``PathPolicy.open_binary`` (``disk_text.py``), which resolves the path again at use: a file
 replaced by a symlink after the permission check is not followed out of the workspace. Edits are
 proposed inside the first root only; other roots and extra directories are read-only.
 """
@@ -16,26 +22,28 @@ proposed inside the first root only; other roots and extra directories are read-
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal, Protocol
 
-from agent_ls.core.errors import PathRefused, ToolError
-from agent_ls.core.proposal import FileChange
+from agent_ls.core.errors import EditFailed, PathRefused, ToolError
+from agent_ls.core.file_views import PageRequest, SearchResult, TextPage
+from agent_ls.core.proposal import UTF8, FileChange, TextEncoding
 from agent_ls.policy.sandbox import Sandbox, find_sandbox
-from agent_ls.workspace.listing import Selection, names_hidden, walk_files
+from agent_ls.workspace import disk_text, file_encoding
+from agent_ls.workspace.listing import Selection, walk_files
 from agent_ls.workspace.paths import PathPolicy
-from agent_ls.workspace.processes import execute
+from agent_ls.workspace.search import SearchSpec, run_ripgrep
 from agent_ls.workspace.shadow import ShadowCopy, child_environment
+from agent_ls.workspace.text_pages import page_of
 
-# ripgrep gets less than the registry's 60 s, so it is stopped here and the model reads why.
-SEARCH_TIMEOUT_S = 50.0
-# Characters of ripgrep output kept in memory; the grep tool shows far less.
-SEARCH_MAX_CHARS = 200_000
+CHANGED_SINCE_READ = "{rel} changed since you read it; read it again"
 
 
 @dataclass(frozen=True)
@@ -90,6 +98,10 @@ class Overlay:
         self._paths = paths if paths is not None else PathPolicy(root)
         self._buffers = buffers
         self._pending: dict[str, FileChange] = {}
+        # What the agent last read of each file (from a buffer or the disk): a digest of its text.
+        self._seen: dict[str, bytes] = {}
+        # The encoding found for each disk file, with the lstat it was found at.
+        self._encodings: dict[str, tuple[tuple[int, int], TextEncoding]] = {}
         self.shadow = shadow if shadow is not None else ShadowCopy(self._paths.real_root, paths=self._paths)
         self._env = child_environment(environ or {})
         self._detect = sandbox == "detect"
@@ -123,8 +135,9 @@ class Overlay:
         """The current text of ``rel``: pending edit, else unsaved buffer, else the disk file.
 
         Raises:
-            ToolError: the file does not exist, is a directory, cannot be read, or is binary or not
-                UTF-8. The message is one line and names ``rel``.
+            ToolError: the file does not exist, is a directory, cannot be read, is binary or in no
+                encoding that reads back exactly, or is over ``disk_text.MAX_TEXT_BYTES``
+                (``disk_text.TooLarge``). The message is one line and names ``rel``.
         """
         pending = self._pending.get(rel)
         if pending is not None:
@@ -132,31 +145,90 @@ class Overlay:
         buffer = self._buffer(rel)
         if buffer is not None:
             return buffer.text
-        return self._read_disk(rel)
+        return self._read_disk(rel).text
 
-    def propose(self, rel: str, text: str) -> bool:
+    def read_page(self, rel: str, request: PageRequest) -> TextPage:
+        """A page of the current text of ``rel`` (``text_pages.page_of``), remembered as read.
+
+        A disk file over ``disk_text.MAX_TEXT_BYTES`` is streamed: only a chunk and the page are held.
+
+        Raises:
+            ToolError: as ``read_text`` (but not for the size), or the line or column is past the end.
+        """
+        pending = self._pending.get(rel)
+        if pending is not None:
+            return page_of([pending.new_text], request, name=rel, encoding=_shown(pending.encoding))
+        buffer = self._buffer(rel)
+        if buffer is not None:
+            self._seen[rel] = _digest(buffer.text)
+            return page_of([buffer.text], request, name=rel)
+        try:
+            whole = self._read_disk(rel)
+        except disk_text.TooLarge:
+            self._seen.pop(rel, None)  # it cannot be edited anyway
+            with disk_text.text_chunks(self._paths, rel) as (encoding, chunks):
+                return page_of(chunks, request, name=rel, encoding=_shown(encoding))
+        except ToolError:
+            self._seen.pop(rel, None)  # gone: a write creates it anew
+            raise
+        self._seen[rel] = _digest(whole.text)
+        return page_of([whole.text], request, name=rel, encoding=_shown(whole.encoding))
+
+    def propose(
+        self, rel: str, text: str, *, based_on: str | None = None, encoding: TextEncoding | None = None
+    ) -> bool:
         """Record ``text`` as the proposed content of ``rel``; nothing is written to disk.
 
-        The base (``base_text``/``base_version``/``is_new``) is captured the first time ``rel`` is
-        proposed, from the open buffer, else the disk; a file found in neither is new.
+        The base (``base_text``/``base_version``/``is_new``/``encoding``) is captured the first time
+        ``rel`` is proposed, from the open buffer, else the disk; a file found in neither is new. It is
+        the version the agent read: when the agent read ``rel`` (``read_page``) and the file changed
+        since, or the text differs from ``based_on`` (what the caller computed ``text`` from), the
+        proposal is refused. ``encoding`` is a new file's (UTF-8 by default); an existing file keeps its own.
 
         Returns:
             True when ``proposal()`` changed (the file's proposed text differs from before).
 
         Raises:
+            EditFailed: ``rel`` changed since the agent read it ("read it again"), or ``text`` holds a
+                character the file's encoding cannot write.
             ToolError: ``rel`` is a directory, a parent of it is a file, the base cannot be read, or
                 ``rel`` is outside the first root (another root or an extra directory).
         """
         if os.path.isabs(rel):
             raise ToolError(f"{rel} is outside the workspace root {self.root}; edits go inside it")
         previous = self._pending.get(rel)
+        base = previous if previous is not None else self._base_of(rel)
+        if base.is_new and encoding is not None:
+            base = replace(base, encoding=encoding)
+        current = base.new_text if previous is not None else base.base_text
+        seen = self._seen.get(rel) if previous is None else None
+        stale = seen is not None and (base.is_new or _digest(base.base_text) != seen)
+        if stale or (based_on is not None and current != based_on):
+            raise EditFailed(CHANGED_SINCE_READ.format(rel=rel))
+        problem = file_encoding.encodable(text, base.encoding)
+        if problem is not None:
+            raise EditFailed(f"cannot write {rel}: {problem}; leave that character out or spell it in ASCII")
         before = None if previous is None else _visible(previous)
-        current = replace(previous or self._base_of(rel), new_text=text)
-        self._pending[rel] = current
-        return before != _visible(current)
+        changed = replace(base, new_text=text)
+        self._pending[rel] = changed
+        return before != _visible(changed)
+
+    def encoding_of(self, rel: str) -> TextEncoding:
+        """The encoding ``rel`` is written in: its pending edit's, else the disk file's (found once per
+        change of the file), else UTF-8 (a new file, or one that cannot be read)."""
+        pending = self._pending.get(rel)
+        if pending is not None:
+            return pending.encoding
+        return self._disk_encoding(rel)
 
     def discard(self) -> None:
-        """Drop every pending edit (after the proposal was applied or rejected)."""
+        """Drop every pending edit (after the proposal was applied or rejected).
+
+        The agent's last read of each such file becomes what it proposed: applied, the file is what the
+        agent knows; rejected, it differs, and a later write is refused until the agent reads it again.
+        """
+        for rel, change in self._pending.items():
+            self._seen[rel] = _digest(change.new_text)
         self._pending.clear()
 
     def proposal(self) -> list[FileChange]:
@@ -166,13 +238,14 @@ class Overlay:
         """
         return [change for _, change in sorted(self._pending.items()) if _visible(change) is not None]
 
-    def unsaved_texts(self) -> dict[str, str]:
-        """Workspace-relative path to text, for every open buffer and pending edit (pending wins).
+    def unsaved_files(self) -> dict[str, bytes]:
+        """Workspace-relative path to bytes, for every open buffer and pending edit (pending wins).
 
-        This is what the shadow copy must hold on top of the disk. Buffers outside the root or on a
-        secret path are left out.
+        This is what the shadow copy must hold on top of the disk: each text in its file's encoding
+        (a buffer's text that encoding cannot write, in UTF-8). Buffers outside the root or on a secret
+        path are left out.
         """
-        texts: dict[str, str] = {}
+        files: dict[str, bytes] = {}
         if self._buffers is not None:
             for path in self._buffers.open_paths():
                 try:
@@ -181,9 +254,9 @@ class Overlay:
                     continue
                 buffer = self._buffers.get(path)
                 if buffer is not None and rel != ".":
-                    texts[rel] = buffer.text
-        texts.update((rel, change.new_text) for rel, change in self._pending.items())
-        return texts
+                    files[rel] = _encoded(buffer.text, self._disk_encoding(rel))
+        files.update((rel, change.encoding.encode(change.new_text)) for rel, change in self._pending.items())
+        return files
 
     def list_files(self, rel_dir: str, pattern: str | None, limit: int) -> tuple[list[str], int]:
         """Files under ``rel_dir``, recursively: the first ``limit`` sorted paths and the total count.
@@ -208,63 +281,48 @@ class Overlay:
         ordered = sorted(found)
         return ordered[: max(limit, 0)], len(ordered)
 
-    async def search(self, pattern: str, rel: str, glob: str | None) -> str:
+    async def search(
+        self, pattern: str, rel: str, glob: str | None, *, max_line_chars: int = 500, window: int = 150
+    ) -> SearchResult:
         """ripgrep ``pattern`` over the current view of ``rel`` (pending edits and buffers included).
 
         Returns:
-            ``path:line:text`` lines (workspace-relative paths, 1-based lines) sorted by path, uncapped,
-            each ending with ``\\n`` (a CRLF file's lines keep their ``\\r``); ``""`` when
-            nothing matched. Gitignored and hidden files are skipped unless ``glob`` names hidden ones.
+            The hits, bounded (``search.RipgrepStream``): a line of at most ``max_line_chars``
+            characters whole, a longer one as ``window`` characters each side of each match; a line
+            in a legacy encoding decoded in it. Gitignored and hidden files are skipped unless ``glob``
+            names hidden ones.
 
-        ripgrep runs like a shell command (``shadow.execute``): in the sandbox, with the command
-        environment, killed with its process group on cancel, its output capped at
-        ``SEARCH_MAX_CHARS`` characters in memory.
+        ripgrep runs like a shell command (``processes.execute``): in the sandbox, with the command
+        environment, killed with its process group on cancel.
 
         Raises:
             ToolError: ripgrep is missing, it failed (an invalid regex: the message is rg's), it took
-                more than ``SEARCH_TIMEOUT_S`` seconds, or ``rel`` leads out of the copy through a link
-                a command planted.
+                more than ``search.SEARCH_TIMEOUT_S`` seconds, or ``rel`` leads out of the copy through
+                a link a command planted.
         """
         rg = _ripgrep()
         cwd = await self.shadow.sync(self)
         if not (cwd / rel).resolve().is_relative_to(cwd.resolve()):
             # A command may have replaced a directory of the copy with a link to elsewhere.
             raise ToolError(f"{rel} leads outside the workspace copy; search a real directory")
-        # --sort path: the same search gives the same output (replays, tests), at the cost of threads.
-        args = [rg, "--no-heading", "--line-number", "--with-filename", "--color", "never", "--sort", "path"]
-        # The shadow has no .git directory; without this rg would ignore .gitignore files there.
-        # --no-messages: unreadable files are skipped silently, so the output holds matches or one error.
-        args += ["--no-require-git", "--no-messages"]
-        if glob:
-            args += ["--glob", glob]
-            if names_hidden(glob):
-                args.append("--hidden")
-        args += ["--regexp", pattern]
-        if rel != ".":
-            args += ["--", rel]
         if self._detect:
             self._sandbox = await asyncio.to_thread(find_sandbox)
             self._detect = False
-        # ripgrep runs like a shell command: sandboxed, killed with its group, its output capped.
-        result = await execute(
-            args,
+
+        def decode_line(path: str, raw: bytes) -> str:
+            return raw.decode(self.encoding_of(path).codec, "replace")
+
+        return await run_ripgrep(
+            rg,
+            SearchSpec(pattern, rel, glob),
             cwd=cwd,
             env=self._env,
             sandbox=self._sandbox,
             workspace_root=self.root,
-            timeout_s=SEARCH_TIMEOUT_S,
-            head_chars=SEARCH_MAX_CHARS,
-            tail_chars=0,
+            max_line_chars=max_line_chars,
+            window=window,
+            decode_line=decode_line,
         )
-        if result.timed_out:
-            raise ToolError(f"search timed out after {SEARCH_TIMEOUT_S:g} s; narrow it with path or glob")
-        if result.exit_code == 1:
-            return ""
-        if result.exit_code == 2 and not _looks_like_matches(result.output):
-            if not result.output.strip():  # nothing searchable (an empty folder): not an error
-                return ""
-            raise ToolError(_search_error(pattern, result.output))
-        return result.output
 
     def close(self) -> None:
         """Delete the shadow copy. Pending edits are kept until ``discard``."""
@@ -286,24 +344,34 @@ class Overlay:
         prefix = rel + "/"
         return any(path.startswith(prefix) for path in self._pending)
 
-    def _read_disk(self, rel: str) -> str:
+    def _read_disk(self, rel: str) -> disk_text.DiskText:
+        if self._is_pending_dir(rel) and not self._disk(rel).exists():
+            raise ToolError(f"{rel!r} is a directory, not a file; list it instead")
+        whole = disk_text.read_whole(self._paths, rel)
+        key = _stat_key(self._disk(rel))
+        if key is not None:
+            self._encodings[rel] = (key, whole.encoding)
+        return whole
+
+    def _disk_encoding(self, rel: str) -> TextEncoding:
+        key = _stat_key(self._disk(rel))
+        if key is None:
+            return UTF8
+        cached = self._encodings.get(rel)
+        if cached is not None and cached[0] == key:
+            return cached[1]
         try:
-            data = self._paths.read_bytes(rel)
-        except FileNotFoundError:
-            if self._is_pending_dir(rel):
-                raise ToolError(f"{rel!r} is a directory, not a file; list it instead") from None
-            raise ToolError(f"file not found: {rel!r}") from None
-        except IsADirectoryError:
-            raise ToolError(f"{rel!r} is a directory, not a file; list it instead") from None
-        except NotADirectoryError:
-            raise ToolError(f"file not found: {rel!r}") from None
-        except OSError as exc:
-            raise ToolError(f"cannot read {rel!r}: {exc.strerror or exc}") from None
-        # Decoding bytes ourselves keeps "\r\n" and lone "\r" as they are (no universal newlines).
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ToolError(f"{rel!r} is a binary or non-UTF-8 file; it cannot be read as text") from None
+            encoding = self._read_disk(rel).encoding
+        except disk_text.TooLarge:
+            try:
+                with disk_text.text_chunks(self._paths, rel) as (encoding, _):
+                    pass
+            except ToolError:
+                encoding = UTF8
+        except ToolError:
+            encoding = UTF8
+        self._encodings[rel] = (key, encoding)
+        return encoding
 
     def _base_of(self, rel: str) -> FileChange:
         if rel == "." or self.is_dir(rel):
@@ -313,10 +381,13 @@ class Overlay:
                 raise ToolError(f"cannot create {rel!r}: {str(parent)!r} is a file")
         buffer = self._buffer(rel)
         if buffer is not None:
-            return FileChange(rel, False, buffer.text, buffer.version, buffer.text)
+            encoding = self._disk_encoding(rel)
+            if file_encoding.encodable(buffer.text, encoding) is not None:
+                encoding = UTF8
+            return FileChange(rel, False, buffer.text, buffer.version, buffer.text, encoding)
         if self._disk(rel).exists():
-            text = self._read_disk(rel)
-            return FileChange(rel, False, text, None, text)
+            whole = self._read_disk(rel)
+            return FileChange(rel, False, whole.text, None, whole.text, whole.encoding)
         return FileChange(rel, True, "", None, "")
 
     def _stays_inside(self, path: str) -> bool:
@@ -337,20 +408,28 @@ def _visible(change: FileChange) -> str | None:
     return None if change.new_text == change.base_text else change.new_text
 
 
-def _looks_like_matches(output: str) -> bool:
-    return bool(output) and not output.startswith(("rg: ", "regex parse error", "No files were searched"))
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
-def _search_error(pattern: str, stderr: str) -> str:
-    """One line for the model from ripgrep's error output (exit code 2, nothing found)."""
-    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
-    if any("regex parse error" in line for line in lines):
-        reason = next((line for line in reversed(lines) if line.startswith("error:")), "invalid syntax")
-        return (
-            f"invalid regex {pattern!r}: {reason.removeprefix('error:').strip()}; "
-            "fix the pattern or escape special characters with a backslash"
-        )
-    return f"search failed: {lines[0].removeprefix('rg: ') if lines else 'ripgrep exited with code 2'}"
+def _shown(encoding: TextEncoding) -> str:
+    """The encoding's label for the model, "" for plain UTF-8 (said only when it is something else)."""
+    return "" if encoding == UTF8 else encoding.label
+
+
+def _encoded(text: str, encoding: TextEncoding) -> bytes:
+    try:
+        return encoding.encode(text)
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def _stat_key(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
 
 def find_ripgrep() -> str | None:

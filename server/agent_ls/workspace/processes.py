@@ -16,6 +16,7 @@ import os
 import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.ports import CommandResult
@@ -24,6 +25,15 @@ from agent_ls.workspace.orphan_guard import ORPHAN_GUARD
 
 # After the process exited, how long background children may keep the output pipe open.
 _DRAIN_GRACE_S = 1.0
+
+
+class OutputSink(Protocol):
+    """Takes a process's output as it comes, in chunks of bytes (for a structured stream: ripgrep's JSON).
+
+    Contract: keeps its memory bounded whatever it is fed; never raises.
+    """
+
+    def feed(self, chunk: bytes) -> None: ...
 
 
 async def execute(
@@ -39,6 +49,7 @@ async def execute(
     note: str | None = None,
     readonly: Sequence[Path] = (),
     masked: Sequence[Path] = (),
+    sink: OutputSink | None = None,
 ) -> CommandResult:
     """Run ``argv`` in ``cwd`` (the shadow copy, or the workspace in workspace mode), in ``sandbox``.
 
@@ -52,7 +63,8 @@ async def execute(
         ``exit_code`` (negative for a signal; None when it timed out) and stdout plus stderr
         interleaved, decoded as UTF-8 (invalid bytes replaced), capped to ``head_chars`` +
         ``tail_chars`` characters with an ``[... N characters omitted ...]`` line between; ``note``
-        comes first, outside the cap. Memory stays bounded whatever the process prints.
+        comes first, outside the cap. Memory stays bounded whatever the process prints. With ``sink``,
+        the output goes to it instead and ``output`` holds only ``note``.
 
     Raises:
         asyncio.CancelledError: after the process group was killed.
@@ -85,7 +97,7 @@ async def execute(
     if note is not None:
         output.note(note)
     assert proc.stdout is not None
-    pump = asyncio.create_task(_pump(proc.stdout, output))
+    pump = asyncio.create_task(_pump(proc.stdout, sink or output))
     timed_out = False
     try:
         async with asyncio.timeout(timeout_s):
@@ -108,7 +120,7 @@ async def execute(
     return CommandResult(None if timed_out else proc.returncode, output.text(), timed_out)
 
 
-async def _pump(stream: asyncio.StreamReader, output: _CappedOutput) -> None:
+async def _pump(stream: asyncio.StreamReader, output: OutputSink) -> None:
     while chunk := await stream.read(65536):
         output.feed(chunk)
 

@@ -12,12 +12,14 @@ stay untouched. Its life, in order:
       too large to scan is left out) and only the entries whose ``lstat`` changed since the last
       sync are copied; entries gone from the workspace are removed; entries a command deleted or
       changed beyond review are copied again;
-   b. every pending edit and open buffer is written, byte for byte (UTF-8, line endings kept),
+   b. every pending edit and open buffer is written, byte for byte (in its file's encoding, line
+      endings kept; ``Overlay.unsaved_files``),
       unless the copy already holds exactly that text (a hash and the file's ``lstat``, recorded at
       the last write, tell);
    c. a file written earlier that is no longer pending or open is restored from the workspace (or
       removed when it is not there); files commands made are otherwise left alone;
-3. ``close`` deletes it.
+3. ``close`` deletes it. A session killed before it could is cleaned up by the next one to make a
+   copy (``owned_temp_dirs``: each copy's directory is locked by its living process).
 
 ``ShellRunner`` implements the core ``CommandRunner`` port on top of it. Each command, in order:
 
@@ -28,13 +30,13 @@ stay untouched. Its life, in order:
    real workspace hidden, linked trees read-only with their secrets masked), an allowlisted
    environment without keys, the
    process group killed on exit, timeout or cancellation, and the output capped head plus tail;
-4. brings the files the command changed back into the proposal (``Overlay.propose``) when they are
-   reviewable: not gitignored, outside caches, UTF-8 text, at most ``max_file_bytes``, allowed by the
-   path policy and by ``may_propose`` (the permission engine's edit verdict). So a formatter's output
-   becomes part of the diff. Deletions are reported, not proposed
-   (a proposal cannot delete a file), and undone at the next sync, like changes that cannot be
-   reviewed; after a timeout nothing is brought back and every change is undone. Each of these is
-   said in one line after the output (``[agent-ls: ...]``).
+4. brings the files the command changed back into the proposal (``bring_back``) when they are
+   reviewable: not gitignored, outside caches, text in the file's own encoding, at most
+   ``max_file_bytes``, allowed by the path policy and by ``may_propose`` (the permission engine's
+   edit verdict). So a formatter's output becomes part of the diff. Anything else (deletions too: a
+   proposal cannot delete a file) is undone at the next sync and named with its reason after the
+   output (``[agent-ls: ...]``) and in ``take_left_out`` for the run's end; after a timeout nothing is
+   brought back and every change is undone.
 
 Without a sandbox the command runs unisolated, with the same environment, and the first output of the
 runner says so in one line (``NO_SANDBOX_NOTE``). In ``workspace`` mode (``shell.mode``) commands run
@@ -47,12 +49,10 @@ A folder left out or hidden for its size is named once in the output (``left_out
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -62,6 +62,8 @@ from agent_ls.core.errors import ToolError
 from agent_ls.core.ports import CommandResult
 from agent_ls.policy.sandbox import Sandbox, find_sandbox
 from agent_ls.workspace import shadow_tree as tree
+from agent_ls.workspace.bring_back import bring_back
+from agent_ls.workspace.owned_temp_dirs import OwnedDir, make_owned_dir
 from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.processes import execute
 from agent_ls.workspace.secret_scan import SCAN_MAX_ENTRIES, SecretScan
@@ -104,9 +106,6 @@ NO_SANDBOX_NOTE = (
 )
 MAX_FILE_BYTES = 1_000_000
 """The largest file a command's change brings back into the proposal, in bytes."""
-MAX_FILES_BROUGHT_BACK = 500
-"""The most files one command brings back into the proposal; the rest are reported."""
-_NAMES_SHOWN = 20
 
 T = TypeVar("T")
 
@@ -163,7 +162,7 @@ class ShadowCopy:
         self._root = Path(os.path.realpath(root))
         self._paths = paths if paths is not None else PathPolicy(self._root)
         self._temp_parent = temp_parent
-        self._temp: Path | None = None
+        self._temp: OwnedDir | None = None
         self._workdir: Path | None = None
         self._seen: dict[str, tuple[tree.Kind, tree.Key]] = {}
         self._written: dict[str, tuple[bytes, tree.Key | None]] = {}
@@ -208,13 +207,13 @@ class ShadowCopy:
         Raises:
             ToolError: the copy cannot be made or written (disk full, a directory where a file goes).
         """
-        texts = overlay.unsaved_texts()
+        texts = overlay.unsaved_files()
         async with self._lock:
             return await self._in_thread(self._sync, texts)
 
     async def prepare(self, overlay: Overlay) -> tuple[Path, Snapshot]:
         """``sync``, then list the reviewable files, so that ``changes_since`` can tell what a command did."""
-        texts = overlay.unsaved_texts()
+        texts = overlay.unsaved_files()
         async with self._lock:
             return await self._in_thread(self._prepare, texts)
 
@@ -271,7 +270,7 @@ class ShadowCopy:
     def close(self) -> None:
         """Delete the copy. Idempotent; a later ``sync`` makes a fresh one."""
         if self._temp is not None:
-            tree.remove(self._temp)
+            self._temp.remove()
         self._temp = None
         self._workdir = None
         self._seen = {}
@@ -281,17 +280,17 @@ class ShadowCopy:
 
     # -- internals (run in a worker thread, under the lock) --------------------------------------
 
-    async def _in_thread(self, work: Callable[[Mapping[str, str]], T], texts: Mapping[str, str]) -> T:
+    async def _in_thread(self, work: Callable[[Mapping[str, bytes]], T], texts: Mapping[str, bytes]) -> T:
         try:
             return await asyncio.to_thread(work, texts)
         except OSError as exc:
             raise ToolError(f"cannot prepare the workspace copy: {exc}") from None
 
-    def _prepare(self, texts: Mapping[str, str]) -> tuple[Path, Snapshot]:
+    def _prepare(self, texts: Mapping[str, bytes]) -> tuple[Path, Snapshot]:
         workdir = self._sync(texts)
         return workdir, Snapshot(tree.reviewable_files(workdir))
 
-    def _sync(self, texts: Mapping[str, str]) -> Path:
+    def _sync(self, texts: Mapping[str, bytes]) -> Path:
         workdir = self._ensure()
         on_disk = self._refresh(workdir, texts)
         for rel, text in texts.items():
@@ -302,7 +301,7 @@ class ShadowCopy:
             del self._written[rel]
         return workdir
 
-    def _refresh(self, workdir: Path, texts: Mapping[str, str]) -> set[str]:
+    def _refresh(self, workdir: Path, texts: Mapping[str, bytes]) -> set[str]:
         """Copy the workspace entries changed since the last sync; returns every entry's path."""
         now: dict[str, tuple[tree.Kind, tree.Key]] = {}
         todo: list[tree.Entry] = []
@@ -354,8 +353,7 @@ class ShadowCopy:
         elif entry.kind == "linked":
             tree.make_symlink(workdir, target, str(source))
 
-    def _write_text(self, workdir: Path, rel: str, text: str) -> None:
-        data = text.encode("utf-8")
+    def _write_text(self, workdir: Path, rel: str, data: bytes) -> None:
         digest = hashlib.sha256(data).digest()
         target = workdir / rel
         current = _lstat_key(target)
@@ -373,9 +371,9 @@ class ShadowCopy:
         self._written[rel] = (digest, _lstat_key(target))
 
     def _temp_dir(self) -> Path:
-        if self._temp is None:
-            self._temp = Path(tempfile.mkdtemp(prefix="agent-ls-shadow-", dir=self._temp_parent))
-        return self._temp
+        if self._temp is None:  # leftovers of dead sessions are removed first (owned_temp_dirs)
+            self._temp = make_owned_dir("agent-ls-shadow-", self._temp_parent)
+        return self._temp.path
 
     def _ensure(self) -> Path:
         if self._workdir is None:
@@ -501,6 +499,7 @@ class ShellRunner:
         self._noted = False
         self._left_out_noted: tuple[str, ...] = ()
         self._unsettled: Snapshot | None = None
+        self._left_out: list[str] = []
 
     async def run(self, command: str, timeout_s: float) -> CommandResult:
         """Run ``command`` in the shadow copy (or the workspace) and return its exit code and output.
@@ -543,12 +542,20 @@ class ShellRunner:
             masked=[*self._shadow.masked, *extra_secrets],
         )
         self._unsettled = None
-        notes, proposed = await self._bring_back(before, timed_out=result.timed_out)
-        if not notes:
+        back = await bring_back(
+            self._shadow,
+            self._overlay,
+            before,
+            timed_out=result.timed_out,
+            max_file_bytes=self._max_file_bytes,
+            may_propose=self._may_propose,
+        )
+        self._left_out.extend(back.left_out)
+        if not back.notes:
             return result
         separator = "\n" if result.output and not result.output.endswith("\n") else ""
-        output = f"{result.output}{separator}{notes}"
-        return replace(result, output=output, changed_paths=tuple(sorted(proposed)))
+        output = f"{result.output}{separator}{back.notes}"
+        return replace(result, output=output, changed_paths=tuple(sorted(back.proposed)))
 
     async def _run_in_workspace(
         self, command: str, timeout_s: float, sandbox: Sandbox | None
@@ -641,62 +648,11 @@ class ShellRunner:
             mounts.append(self._venv)
         return mounts
 
-    async def _bring_back(self, before: Snapshot, *, timed_out: bool) -> tuple[str, list[str]]:
-        """Propose the command's reviewable changes; undo the rest. Returns one note line per outcome, and
-        the paths whose proposal changed."""
-        changes = await self._shadow.changes_since(before)
-        if timed_out:
-            undone = [*changes.changed, *changes.deleted]
-            await self._shadow.restore(undone)
-            return _note("the command timed out; its file changes were undone, not proposed", undone), []
-        proposed: list[str] = []
-        refused: list[str] = []
-        for rel in changes.changed:
-            if len(proposed) >= MAX_FILES_BROUGHT_BACK:
-                refused.append(rel)
-                continue
-            outcome = await self._propose_from_copy(rel)
-            if outcome is None:
-                refused.append(rel)
-            elif outcome:
-                proposed.append(rel)
-        await self._shadow.restore([*refused, *changes.deleted])
-        notes = "".join(
-            (
-                _note("brought into the proposal", proposed),
-                _note(
-                    "not brought into the proposal (binary, over "
-                    f"{self._max_file_bytes} bytes, or refused by the policy)",
-                    refused,
-                ),
-                _note("deleted in the copy, not proposed (a proposal cannot delete files)", changes.deleted),
-            )
-        )
-        return notes, proposed
-
-    async def _propose_from_copy(self, rel: str) -> bool | None:
-        """Propose the copy's text of ``rel``: True when the proposal changed, False when it already held
-        that text, None when the file cannot be reviewed."""
-        data = await asyncio.to_thread(self._shadow.read_changed, rel, self._max_file_bytes)
-        if data is None:
-            return None
-        try:
-            text = data.decode("utf-8")
-            if self._overlay.resolve(rel) != rel:
-                return None
-        except (UnicodeDecodeError, ToolError):
-            return None
-        if self._may_propose is not None and not self._may_propose(rel):
-            return None
-        current: str | None = None
-        with contextlib.suppress(ToolError):
-            current = self._overlay.read_text(rel)
-        if current == text:
-            return False
-        try:
-            return self._overlay.propose(rel, text)
-        except ToolError:
-            return None
+    def take_left_out(self) -> tuple[str, ...]:
+        """The changes commands made since the last call that did not come into the proposal, as
+        ``path (why)`` lines in the order they happened; the list is then emptied (once per run)."""
+        taken, self._left_out = tuple(self._left_out), []
+        return taken
 
 
 def left_out_note(rels: Sequence[str], mode: ShellMode) -> str:
@@ -704,12 +660,3 @@ def left_out_note(rels: Sequence[str], mode: ShellMode) -> str:
     ``WorkspaceSecrets.unchecked``)."""
     where = "hidden from commands" if mode == "workspace" else "left out of the workspace copy"
     return f"[agent-ls: {where} (too many files to check for secret files): {', '.join(rels)}]"
-
-
-def _note(what: str, rels: Sequence[str]) -> str:
-    """``[agent-ls: <what>: a, b, and N more]`` and a newline, or ``""`` when ``rels`` is empty."""
-    if not rels:
-        return ""
-    shown = ", ".join(rels[:_NAMES_SHOWN])
-    more = f", and {len(rels) - _NAMES_SHOWN} more" if len(rels) > _NAMES_SHOWN else ""
-    return f"[agent-ls: {what}: {shown}{more}]\n"

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from agent_ls.core.errors import PathRefused, ToolError
+from agent_ls.core.errors import EditFailed, PathRefused, ToolError
+from agent_ls.core.file_views import PageRequest, SearchHit, SearchResult, TextPage
 from agent_ls.core.ports import Approval, ApprovalReply, ApprovalRequest, CommandResult
-from agent_ls.core.proposal import FileChange
+from agent_ls.core.proposal import FileChange, TextEncoding
+from agent_ls.workspace.text_pages import page_of
 
 ROOT = Path("/ws")
 
@@ -26,6 +29,7 @@ class FakeWorkspace:
         self.files = dict(files or {})
         self.pending: dict[str, str] = {}
         self.searches: list[tuple[str, str, str | None]] = []
+        self.search_result: SearchResult | None = None  # answers every search when set
 
     @property
     def root(self) -> Path:
@@ -60,7 +64,14 @@ class FakeWorkspace:
         except KeyError:
             raise ToolError(f"file not found: {rel!r}") from None
 
-    def propose(self, rel: str, text: str) -> bool:
+    def read_page(self, rel: str, request: PageRequest) -> TextPage:
+        return page_of([self.read_text(rel)], request, name=rel)
+
+    def propose(
+        self, rel: str, text: str, *, based_on: str | None = None, encoding: TextEncoding | None = None
+    ) -> bool:
+        if based_on is not None and self._view().get(rel) != based_on:
+            raise EditFailed(f"{rel} changed since you read it; read it again")
         before = self.proposal()
         self.pending[rel] = text
         return self.proposal() != before
@@ -71,19 +82,24 @@ class FakeWorkspace:
             found = [p for p in found if fnmatchcase(p, pattern)]
         return found[:limit], len(found)
 
-    async def search(self, pattern: str, rel: str, glob: str | None) -> str:
+    async def search(
+        self, pattern: str, rel: str, glob: str | None, *, max_line_chars: int = 500, window: int = 150
+    ) -> SearchResult:
+        """Every matching line whole, one hit per line at its first match (no windows)."""
         self.searches.append((pattern, rel, glob))
+        if self.search_result is not None:
+            return self.search_result
         regex = re.compile(pattern)
-        lines = []
+        hits = []
         for path, text in sorted(self._view().items()):
             if rel != "." and path != rel and not path.startswith(rel + "/"):
                 continue
             if glob is not None and not fnmatchcase(posixpath.basename(path), glob):
                 continue
-            lines += [
-                f"{path}:{n}:{line}" for n, line in enumerate(text.splitlines(), 1) if regex.search(line)
-            ]
-        return "".join(line + "\n" for line in lines)
+            for n, line in enumerate(text.splitlines(), 1):
+                if (found := regex.search(line)) is not None:
+                    hits.append(SearchHit(path, n, found.start() + 1, line, 1, len(line)))
+        return SearchResult(tuple(hits), dict(Counter(hit.path for hit in hits)))
 
     def proposal(self) -> list[FileChange]:
         return [

@@ -49,7 +49,26 @@ async def test_one_more_line_is_singular() -> None:
 async def test_long_lines_are_cut_with_a_note() -> None:
     h = make_harness({"min.js": "a" * 2500 + "\nok\n"})
     text = await h.text("read_file", {"path": "min.js"})
-    assert text == f"     1\t{'a' * 2000} [line truncated: 2,500 chars]\n     2\tok"
+    assert text == (
+        f"     1\t{'a' * 2000} [line truncated: 2,500 chars; more with offset=1, column=2001]\n     2\tok"
+    )
+
+
+async def test_column_reads_on_inside_a_long_line() -> None:
+    h = make_harness({"min.js": "a" * 2000 + "b" * 2000 + "c" * 500 + "\nok\n"})
+    text = await h.text("read_file", {"path": "min.js", "column": 2001, "limit": 1})
+    assert text == (
+        f"     1\t{'b' * 2000} [columns 2,001-4,000 of 4,500; more with offset=1, column=4001]\n"
+        "… 1 more line; call again with offset=2"
+    )
+    text = await h.text("read_file", {"path": "min.js", "column": 4001})
+    assert text == f"     1\t{'c' * 500} [columns 4,001-4,500 of 4,500]\n     2\tok"
+
+
+async def test_a_column_past_the_end_of_the_line_is_an_error() -> None:
+    h = make_harness({"a.txt": "short\n"})
+    result = await h.call("read_file", {"path": "a.txt", "column": 7})
+    assert result.content == "Error: column 7 is past the end of line 1 of a.txt, which has 5 characters."
 
 
 async def test_a_page_stops_before_the_character_budget_and_says_where_to_continue() -> None:

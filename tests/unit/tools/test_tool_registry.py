@@ -118,7 +118,8 @@ async def test_invalid_arguments_list_each_field_and_the_expected_signature() ->
         "- path: Field required\n"
         "- offset: Input should be greater than or equal to 1\n"
         "- file_path: Extra inputs are not permitted\n"
-        "Expected: read_file(path: string, offset?: integer = 1, limit?: integer = 2000). "
+        "Expected: read_file(path: string, offset?: integer = 1, limit?: integer = 2000, "
+        "column?: integer = 1). "
         "Fix these fields and call read_file again."
     )
     assert result == ToolResultMessage("c1", "read_file", text, is_error=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agent_ls.core.events import ProposalChanged, ToolCallFinished
+from agent_ls.core.file_views import SearchHit, SearchResult
 from agent_ls.core.messages import ToolResultMessage
 from agent_ls.core.ports import CommandResult
 from tests.unit.tools.harness import make_harness
@@ -36,7 +37,7 @@ async def test_list_files_empty_and_file_paths() -> None:
 
 async def test_grep_returns_path_line_text() -> None:
     h = make_harness({"a.py": "import os\nx = 1\n", "b.txt": "import this\n"})
-    assert await h.text("grep", {"pattern": "^import", "glob": "*.py"}) == "a.py:1:import os"
+    assert await h.text("grep", {"pattern": "^import", "glob": "*.py"}) == "a.py:1:1:import os"
     assert h.workspace.searches == [("^import", ".", "*.py")]
 
 
@@ -49,13 +50,23 @@ async def test_grep_caps_at_200_lines_with_a_note() -> None:
     h = make_harness({"a.txt": "hit\n" * 250})
     lines = (await h.text("grep", {"pattern": "hit"})).split("\n")
     assert len(lines) == 201
-    assert lines[-1] == "(first 200 of 250 matching lines; narrow with path, glob or pattern)"
+    assert lines[-1] == "(showing 200 of 250 matches; narrow with path, glob or pattern)"
 
 
-async def test_grep_cuts_long_lines() -> None:
-    h = make_harness({"a.txt": "hit" + "x" * 600 + "\n"})
-    text = await h.text("grep", {"pattern": "hit"})
-    assert text == f"a.txt:1:hit{'x' * 489} [line truncated: 611 chars]"
+async def test_grep_files_take_turns_so_one_cannot_hide_the_others() -> None:
+    h = make_harness({"a.txt": "hit\n" * 300, "b.txt": "x\nhit\n", "c.txt": "hit\n"})
+    lines = (await h.text("grep", {"pattern": "hit"})).split("\n")
+    assert lines[:3] == ["a.txt:1:1:hit", "a.txt:2:1:hit", "a.txt:3:1:hit"]
+    assert "b.txt:2:1:hit" in lines and "c.txt:1:1:hit" in lines
+    assert lines[-1] == "(showing 200 of 302 matches; narrow with path, glob or pattern)"
+
+
+async def test_grep_shows_windows_of_long_lines_with_their_columns() -> None:
+    h = make_harness()
+    window = SearchHit("dist/app.js", 1, 20_001, "x" * 150 + "needle" + "y" * 150, 19_851, 800_000)
+    h.workspace.search_result = SearchResult((window,), {"dist/app.js": 1})
+    text = await h.text("grep", {"pattern": "needle"})
+    assert text == f"dist/app.js:1:20001:…{'x' * 150}needle{'y' * 150}…"
 
 
 # write_file

@@ -8,7 +8,8 @@ import pytest
 
 from agent_ls.core.errors import PathRefused, ToolError
 from agent_ls.core.ports import Workspace
-from agent_ls.core.proposal import FileChange
+from agent_ls.core.file_views import SearchResult
+from agent_ls.core.proposal import FileChange, TextEncoding
 from agent_ls.workspace.overlay import OpenBuffer, Overlay
 from tests.unit.workspace.conftest import FakeBuffers, write
 
@@ -17,6 +18,7 @@ WORKSPACE_METHODS = (
     "exists",
     "is_dir",
     "read_text",
+    "read_page",
     "propose",
     "list_files",
     "search",
@@ -49,16 +51,19 @@ def test_crlf_and_lone_cr_are_read_and_proposed_back_byte_for_byte(overlay: Over
     assert change.new_text.encode("utf-8") == b"one\r\n2\rthree\n\xc3\xa9\r\n"
 
 
-def test_utf8_bom_is_kept(overlay: Overlay, root: Path) -> None:
+def test_utf8_bom_is_kept_apart_from_the_text_and_written_back(overlay: Overlay, root: Path) -> None:
     write(root, {"bom.txt": b"\xef\xbb\xbfhi\n"})
-    assert overlay.read_text("bom.txt") == "\ufeffhi\n"
+    assert overlay.read_text("bom.txt") == "hi\n"
+    overlay.propose("bom.txt", "hello\n")
+    assert overlay.unsaved_files() == {"bom.txt": b"\xef\xbb\xbfhello\n"}
+    assert overlay.proposal()[0].encoding == TextEncoding("utf-8", b"\xef\xbb\xbf")
 
 
 def test_read_errors_are_one_line_tool_errors(overlay: Overlay, root: Path) -> None:
-    write(root, {"bin.dat": b"\xff\xfe\x00\x01", "src/a.py": ""})
+    write(root, {"bin.dat": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff", "src/a.py": ""})
     with pytest.raises(ToolError) as caught:
         overlay.read_text("bin.dat")
-    assert str(caught.value) == "'bin.dat' is a binary or non-UTF-8 file; it cannot be read as text"
+    assert str(caught.value) == "'bin.dat' cannot be read as text: it is binary"
     with pytest.raises(ToolError) as caught:
         overlay.read_text("missing.py")
     assert str(caught.value) == "file not found: 'missing.py'"
@@ -139,7 +144,7 @@ def test_unsaved_texts_hold_buffers_and_pending_edits(
     buffers.open[root / ".env"] = OpenBuffer("K=2\n", 1)
     buffers.open[tmp_path / "elsewhere.py"] = OpenBuffer("x\n", 1)
     overlay.propose("b.py", "b agent\n")
-    assert overlay.unsaved_texts() == {"a.py": "a unsaved\n", "b.py": "b agent\n"}
+    assert overlay.unsaved_files() == {"a.py": b"a unsaved\n", "b.py": b"b agent\n"}
 
 
 # -- list_files --------------------------------------------------------------------------------------
@@ -235,34 +240,32 @@ async def test_search_sees_unsaved_buffer_and_pending_edit(
     buffers.open[root / "a.py"] = OpenBuffer("alpha = 1\nneedle in buffer\n", 2)
     overlay.propose("b.py", "beta = 2\r\nneedle pending\r\n")
     overlay.propose("new/d.py", "needle new\n")
-    out = await overlay.search("needle", ".", None)
-    assert out == (
-        "a.py:2:needle in buffer\nb.py:2:needle pending\r\nc.py:1:needle on disk\nnew/d.py:1:needle new\n"
-    )
+    out = _lines(await overlay.search("needle", ".", None))
+    assert out == "a.py:2:needle in buffer\nb.py:2:needle pending\nc.py:1:needle on disk\nnew/d.py:1:needle new\n"
     assert (root / "a.py").read_text() == "alpha = 1\n"
     assert not (root / "new").exists()
 
 
 async def test_search_scoped_to_a_path_and_glob(overlay: Overlay, root: Path) -> None:
     write(root, {"src/a.py": "x\n", "src/a.txt": "x\n", "lib/b.py": "x\n", ".github/c.yml": "x\n"})
-    assert await overlay.search("x", "src", None) == "src/a.py:1:x\nsrc/a.txt:1:x\n"
-    assert await overlay.search("x", ".", "*.py") == "lib/b.py:1:x\nsrc/a.py:1:x\n"
-    assert await overlay.search("x", "src/a.py", None) == "src/a.py:1:x\n"
-    assert await overlay.search("x", ".", ".github/*") == ".github/c.yml:1:x\n"
+    assert _lines(await overlay.search("x", "src", None)) == "src/a.py:1:x\nsrc/a.txt:1:x\n"
+    assert _lines(await overlay.search("x", ".", "*.py")) == "lib/b.py:1:x\nsrc/a.py:1:x\n"
+    assert _lines(await overlay.search("x", "src/a.py", None)) == "src/a.py:1:x\n"
+    assert _lines(await overlay.search("x", ".", ".github/*")) == ".github/c.yml:1:x\n"
 
 
 async def test_search_in_an_empty_workspace_finds_nothing_without_error(overlay: Overlay) -> None:
-    assert await overlay.search("anything", ".", None) == ""
+    assert await overlay.search("anything", ".", None) == SearchResult()
 
 
 async def test_search_respects_gitignore_and_skips_secrets(overlay: Overlay, root: Path) -> None:
     write(root, {".gitignore": "dist/\n", "dist/x.js": "token\n", "keys/a.pem": "token\n", "a.py": "token\n"})
-    assert await overlay.search("token", ".", None) == "a.py:1:token\n"
+    assert _lines(await overlay.search("token", ".", None)) == "a.py:1:token\n"
 
 
 async def test_search_no_match_is_empty(overlay: Overlay, root: Path) -> None:
     write(root, {"a.py": "x\n"})
-    assert await overlay.search("nothing-here", ".", None) == ""
+    assert await overlay.search("nothing-here", ".", None) == SearchResult()
 
 
 async def test_search_invalid_regex_is_a_tool_error(overlay: Overlay, root: Path) -> None:
@@ -279,13 +282,18 @@ async def test_search_after_discard_sees_disk_again(overlay: Overlay, root: Path
     write(root, {"a.py": "old\n"})
     overlay.propose("a.py", "new\n")
     overlay.propose("b.py", "new\n")
-    assert await overlay.search("new", ".", None) == "a.py:1:new\nb.py:1:new\n"
+    assert _lines(await overlay.search("new", ".", None)) == "a.py:1:new\nb.py:1:new\n"
     overlay.discard()
-    assert await overlay.search("new", ".", None) == ""
-    assert await overlay.search("old", ".", None) == "a.py:1:old\n"
+    assert await overlay.search("new", ".", None) == SearchResult()
+    assert _lines(await overlay.search("old", ".", None)) == "a.py:1:old\n"
 
 
 def test_overlay_implements_the_workspace_port(overlay: Overlay) -> None:
     workspace: Workspace = overlay  # checked by mypy; at runtime the port's methods are all there
     assert all(callable(getattr(workspace, name)) for name in WORKSPACE_METHODS)
     assert workspace.root == overlay.root
+
+
+def _lines(found: SearchResult) -> str:
+    """The hits as ``path:line:text`` lines (the tool adds columns and windows)."""
+    return "".join(f"{hit.path}:{hit.line}:{hit.text}\n" for hit in found.hits)

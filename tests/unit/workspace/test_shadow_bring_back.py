@@ -102,7 +102,7 @@ async def test_caches_ignored_files_and_touches_stay_out(
 async def test_binary_huge_and_secret_files_are_reported_not_proposed(
     shadow: ShadowCopy, overlay: Overlay, root: Path, sandbox: Sandbox | None
 ) -> None:
-    write(root, {"logo.png": b"\x89PNG\r\n", "big.txt": "small\n"})
+    write(root, {"logo.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "big.txt": "small\n"})
     runner = ShellRunner(shadow, overlay, ENVIRON, sandbox=sandbox, max_file_bytes=100)
     result = await run(
         runner,
@@ -110,14 +110,14 @@ async def test_binary_huge_and_secret_files_are_reported_not_proposed(
     )
     assert result == CommandResult(
         0,
-        "[agent-ls: not brought into the proposal (binary, over 100 bytes, or refused by the policy): "
-        ".env, big.txt, logo.png]\n",
+        "[agent-ls: not brought into the proposal: .env (refused by the path rules), "
+        "big.txt (over 100 bytes, or not a regular file), logo.png (binary, or not text)]\n",
         False,
     )
     assert overlay.proposal() == []
     # What cannot be reviewed is undone before the next command; a file only the command made stays.
     assert await run(runner, "od -c logo.png | head -1; cat big.txt; cat .env") == CommandResult(
-        0, "0000000 211   P   N   G  \\r  \\n\nsmall\nK=1\n", False
+        0, "0000000 211   P   N   G  \\r  \\n 032  \\n  \\0  \\0  \\0  \\r   I   H   D   R\nsmall\nK=1\n", False
     )
 
 
@@ -213,8 +213,7 @@ async def test_a_path_whose_edit_is_denied_stays_out(
     result = await run(runner, "echo '# formatted' | tee -a src/a.py migrations/0001.py > /dev/null")
     assert result.output == (
         "[agent-ls: brought into the proposal: src/a.py]\n"
-        "[agent-ls: not brought into the proposal (binary, over 1000000 bytes, or refused by the policy): "
-        "migrations/0001.py]\n"
+        "[agent-ls: not brought into the proposal: migrations/0001.py (refused by the policy)]\n"
     )
     assert texts(overlay) == {"src/a.py": "a\n# formatted\n"}
 

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from agent_ls.core.errors import ToolError
-from agent_ls.workspace.overlay import SEARCH_MAX_CHARS, Overlay
+from agent_ls.core.file_views import SearchResult
+from agent_ls.workspace.overlay import Overlay
+from agent_ls.workspace.search import MAX_HITS_PER_FILE
 from tests.unit.workspace.conftest import write
 
 
@@ -89,14 +91,14 @@ async def test_search_does_not_follow_planted_links_while_walking(
     copy = await _copy(overlay)
     (copy / "src" / "key").symlink_to(outside / "id_rsa")
     (copy / "src" / "home").symlink_to(outside)
-    assert await overlay.search("PRIVATE", ".", None) == ""
+    assert await overlay.search("PRIVATE", ".", None) == SearchResult()
 
 
-async def test_search_output_is_capped_in_memory(overlay: Overlay, root: Path) -> None:
+async def test_search_keeps_few_hits_in_memory_and_counts_the_rest(overlay: Overlay, root: Path) -> None:
     write(root, {"big.txt": "match this line\n" * 40_000})
     found = await overlay.search("match", ".", None)
-    assert len(found) < SEARCH_MAX_CHARS + 200
-    assert "characters omitted" in found
+    assert len(found.hits) == MAX_HITS_PER_FILE
+    assert found.counts == {"big.txt": 40_000}
 
 
 def _replace_with_link(path: Path, target: Path) -> None:

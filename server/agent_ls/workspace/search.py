@@ -1,0 +1,312 @@
+"""ripgrep over the shadow copy, read as a JSON stream into bounded search hits.
+
+One search (``run_ripgrep``), in order:
+
+1. ripgrep runs like a shell command (``processes.execute``: sandboxed, killed with its group) with
+   ``--json``, so each match comes with its line number and the byte offsets of every submatch;
+2. ``RipgrepStream`` reads that stream as it arrives. Per matching line it keeps a ``SearchHit``: the
+   whole line when it has at most ``max_line_chars`` characters, else one window per match (``window``
+   characters each side; matches inside a window share it), columns counted in code points. A file
+   keeps at most ``MAX_HITS_PER_FILE`` hits and the search ``MAX_HITS`` (the rest are only counted),
+   and a JSON line over ``MAX_JSON_LINE_BYTES`` (a matching line of many MiB) is skipped with a note;
+   so memory stays bounded whatever the files hold;
+3. ripgrep's own errors (the text between the JSON lines) become one line for the model.
+
+A line ripgrep gives as bytes (not UTF-8: a legacy encoding) is decoded by ``decode_line`` (the file's
+encoding). Paths are relative to the copy's root, POSIX.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_ls.core.errors import ToolError
+from agent_ls.core.file_views import SearchHit, SearchResult
+from agent_ls.policy.sandbox import Sandbox
+from agent_ls.workspace.listing import names_hidden
+from agent_ls.workspace.processes import execute
+
+SEARCH_TIMEOUT_S = 50.0
+"""ripgrep gets less than the registry's 60 s, so it is stopped here and the model reads why."""
+MAX_HITS_PER_FILE = 50
+MAX_HITS = 2_000
+MAX_JSON_LINE_BYTES = 8 * 1024 * 1024
+_MAX_ERROR_BYTES = 4096
+_LINE_NUMBER = re.compile(rb'"line_number":(\d+)')
+_PATH_TEXT = re.compile(rb'"path":\{"text":"((?:[^"\\]|\\.)*)"')
+
+LineDecoder = Callable[[str, bytes], str]
+"""Decodes a line ripgrep could not give as UTF-8: (path, raw bytes) to text."""
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """What to search: ``pattern`` (ripgrep regex) under ``rel`` (``.`` for all), files matching ``glob``."""
+
+    pattern: str
+    rel: str
+    glob: str | None
+
+
+async def run_ripgrep(
+    rg: str,
+    spec: SearchSpec,
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    sandbox: Sandbox | None,
+    workspace_root: Path,
+    max_line_chars: int,
+    window: int,
+    decode_line: LineDecoder,
+) -> SearchResult:
+    """Search the copy at ``cwd`` (module docstring).
+
+    Raises:
+        ToolError: an invalid regex (the message quotes ripgrep's reason), another ripgrep failure, or
+            a search over ``SEARCH_TIMEOUT_S`` seconds.
+    """
+    # --sort path: the same search gives the same output (replays, tests), at the cost of threads.
+    args = [rg, "--json", "--sort", "path", "--no-require-git", "--no-messages"]
+    # The shadow has no .git directory: --no-require-git keeps its .gitignore files in force.
+    # --no-messages: unreadable files are skipped silently, so the output holds matches or one error.
+    if spec.glob:
+        args += ["--glob", spec.glob]
+        if names_hidden(spec.glob):
+            args.append("--hidden")
+    args += ["--regexp", spec.pattern]
+    if spec.rel != ".":
+        args += ["--", spec.rel]
+    stream = RipgrepStream(max_line_chars=max_line_chars, window=window, decode_line=decode_line)
+    result = await execute(
+        args,
+        cwd=cwd,
+        env=env,
+        sandbox=sandbox,
+        workspace_root=workspace_root,
+        timeout_s=SEARCH_TIMEOUT_S,
+        head_chars=0,
+        tail_chars=0,
+        sink=stream,
+    )
+    found = stream.result()
+    if result.timed_out:
+        raise ToolError(f"search timed out after {SEARCH_TIMEOUT_S:g} s; narrow it with path or glob")
+    if result.exit_code == 2 and not found.counts and stream.errors.strip():
+        raise ToolError(_search_error(spec.pattern, stream.errors))
+    return found
+
+
+class RipgrepStream:
+    """Reads ripgrep's ``--json`` output chunk by chunk (an ``OutputSink``); see the module docstring."""
+
+    def __init__(self, *, max_line_chars: int, window: int, decode_line: LineDecoder) -> None:
+        self._max_line_chars = max_line_chars
+        self._window = window
+        self._decode_line = decode_line
+        self._buffer = bytearray()
+        self._skipping = False
+        self._hits: list[SearchHit] = []
+        self._kept: dict[str, int] = {}
+        self._counts: dict[str, int] = {}
+        self._unreadable: list[str] = []
+        self._errors = bytearray()
+        self._long_path = ""
+
+    @property
+    def errors(self) -> str:
+        """What ripgrep printed that is not JSON (its error messages), at most a few KiB."""
+        return self._errors.decode("utf-8", "replace")
+
+    def feed(self, chunk: bytes) -> None:
+        start = 0
+        while start < len(chunk):
+            newline = chunk.find(b"\n", start)
+            end = len(chunk) if newline < 0 else newline
+            if not self._skipping:
+                self._buffer += chunk[start:end]
+                if len(self._buffer) > MAX_JSON_LINE_BYTES:
+                    self._too_long()
+            if newline < 0:
+                return
+            if self._skipping:
+                self._skipping = False
+                self._skipped_end(chunk[max(0, newline - 4096) : newline])
+            else:
+                self._line(bytes(self._buffer))
+            self._buffer.clear()
+            start = newline + 1
+
+    def result(self) -> SearchResult:
+        """The hits kept (by path, line, column) and the counts, once the stream ended."""
+        if self._buffer:
+            self._line(bytes(self._buffer))
+            self._buffer.clear()
+        hits = sorted(self._hits, key=lambda h: (h.path, h.line, h.column))
+        return SearchResult(tuple(hits), dict(self._counts), tuple(self._unreadable))
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _too_long(self) -> None:
+        found = _PATH_TEXT.search(self._buffer[:8192])
+        self._long_path = _json_string(found.group(1)) if found else "?"
+        self._buffer.clear()
+        self._skipping = True
+
+    def _skipped_end(self, tail: bytes) -> None:
+        numbers = _LINE_NUMBER.findall(tail)
+        where = f"{self._long_path}:{int(numbers[-1])}" if numbers else self._long_path
+        self._counts[self._long_path] = self._counts.get(self._long_path, 0) + 1
+        self._unreadable.append(
+            f"{where}: a matching line over {MAX_JSON_LINE_BYTES // (1024 * 1024)} MiB; "
+            "read it in pieces with read_file (column)"
+        )
+
+    def _line(self, raw: bytes) -> None:
+        if not raw.startswith(b"{"):
+            if len(self._errors) < _MAX_ERROR_BYTES:
+                self._errors += raw[: _MAX_ERROR_BYTES - len(self._errors)] + b"\n"
+            return
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(message, dict) or message.get("type") != "match":
+            return
+        data = message.get("data")
+        if isinstance(data, dict):
+            self._match(data)
+
+    def _match(self, data: dict[str, Any]) -> None:
+        path = _json_text(data.get("path"), lambda raw: raw.decode("utf-8", "surrogateescape"))
+        if path is None:
+            return
+        path = path.removeprefix("./")
+        line_number = data.get("line_number")
+        lines = data.get("lines")
+        if not isinstance(line_number, int) or not isinstance(lines, dict):
+            return
+        raw = _line_bytes(lines)
+        if raw is None:
+            return
+        if "text" in lines:
+            text = raw.decode("utf-8", "replace")
+
+            def decode(piece: bytes) -> str:
+                return piece.decode("utf-8", "replace")
+        else:
+            text = self._decode_line(path, raw)
+
+            def decode(piece: bytes) -> str:
+                return self._decode_line(path, piece)
+        raw_submatches = data.get("submatches")
+        submatches = raw_submatches if isinstance(raw_submatches, list) else []
+        valid = [s for s in submatches if isinstance(s, dict) and isinstance(s.get("start"), int)]
+        starts = sorted(s["start"] for s in valid)
+        ends = {s["start"]: s.get("end") for s in valid}
+        for hit in self._hits_of(path, line_number, raw, text, starts, ends, decode):
+            self._counts[path] = self._counts.get(path, 0) + 1
+            if self._kept.get(path, 0) < MAX_HITS_PER_FILE and len(self._hits) < MAX_HITS:
+                self._kept[path] = self._kept.get(path, 0) + 1
+                self._hits.append(hit)
+
+    def _hits_of(
+        self,
+        path: str,
+        number: int,
+        raw: bytes,
+        text: str,
+        starts: Sequence[int],
+        ends: dict[int, Any],
+        decode: Callable[[bytes], str],
+    ) -> list[SearchHit]:
+        line = _without_ending(text)
+        columns = _char_columns(raw, starts, decode, len(line))
+        if len(line) <= self._max_line_chars:
+            first = columns[0] if columns else 0
+            return [SearchHit(path, number, first + 1, line, 1, len(line))]
+        hits: list[SearchHit] = []
+        shown_until = -1
+        for start_byte, column in zip(starts, columns, strict=True):
+            if column < shown_until:
+                continue  # inside the previous window
+            end_byte = ends.get(start_byte)
+            match_chars = 1
+            if isinstance(end_byte, int) and end_byte > start_byte:
+                match_chars = len(decode(raw[start_byte:end_byte]))
+            lo = max(0, column - self._window)
+            hi = min(len(line), column + min(match_chars, self._window * 2) + self._window)
+            hits.append(SearchHit(path, number, column + 1, line[lo:hi], lo + 1, len(line)))
+            shown_until = hi
+        return hits
+
+
+def _char_columns(
+    raw: bytes, starts: Sequence[int], decode: Callable[[bytes], str], length: int
+) -> list[int]:
+    """The 0-based code-point columns of the byte offsets ``starts`` (ascending) in the line, decoding
+    only the bytes between one offset and the next."""
+    columns: list[int] = []
+    byte_pos = char_pos = 0
+    for start in starts:
+        char_pos += len(decode(raw[byte_pos:start]))
+        byte_pos = start
+        columns.append(min(char_pos, length))
+    return columns
+
+
+def _without_ending(text: str) -> str:
+    if text.endswith("\n"):
+        text = text[:-1]
+    return text.removesuffix("\r")
+
+
+def _line_bytes(lines: dict[str, Any]) -> bytes | None:
+    if isinstance(lines.get("text"), str):
+        return str(lines["text"]).encode("utf-8", "surrogateescape")
+    if isinstance(lines.get("bytes"), str):
+        try:
+            return base64.b64decode(lines["bytes"])
+        except ValueError:
+            return None
+    return None
+
+
+def _json_text(value: Any, decode: Callable[[bytes], str]) -> str | None:
+    """A ripgrep "arbitrary data" object: ``{"text": ...}`` or ``{"bytes": base64}``."""
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("text"), str):
+        return str(value["text"])
+    if isinstance(value.get("bytes"), str):
+        try:
+            return decode(base64.b64decode(value["bytes"]))
+        except ValueError:
+            return None
+    return None
+
+
+def _json_string(escaped: bytes) -> str:
+    try:
+        value = json.loads(b'"' + escaped + b'"')
+    except ValueError:
+        return escaped.decode("utf-8", "replace")
+    return str(value)
+
+
+def _search_error(pattern: str, output: str) -> str:
+    """One line for the model from ripgrep's error output (exit code 2, nothing found)."""
+    lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
+    if any("regex parse error" in line for line in lines):
+        reason = next((line for line in reversed(lines) if line.startswith("error:")), "invalid syntax")
+        return (
+            f"invalid regex {pattern!r}: {reason.removeprefix('error:').strip()}; "
+            "fix the pattern or escape special characters with a backslash"
+        )
+    return f"search failed: {lines[0].removeprefix('rg: ') if lines else 'ripgrep exited with code 2'}"
