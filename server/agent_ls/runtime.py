@@ -164,7 +164,7 @@ class Session:
         self.overlay = Overlay(
             self.root, buffers, shadow=self.shadow, environ=environ, sandbox=sandbox, paths=paths
         )
-        runner = ShellRunner(
+        self.runner = runner = ShellRunner(
             self.shadow,
             self.overlay,
             environ,
@@ -313,6 +313,7 @@ class Session:
                 session_usage=usage_before,
                 before_turn=before_turn,
                 unsandboxed=unsandboxed,
+                left_out=self.runner.take_left_out,
             )
         finally:
             await model.aclose()

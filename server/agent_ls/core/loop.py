@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agent_ls.core.errors import ModelError
@@ -85,6 +85,7 @@ async def run_loop(
     session_usage: Usage = NO_USAGE,
     before_turn: Callable[[list[Message]], None] | None = None,
     unsandboxed: str = "",
+    left_out: Callable[[], Sequence[str]] | None = None,
 ) -> RunEnded:
     """Run the agent until a stop condition, appending to ``history`` in place.
 
@@ -97,6 +98,8 @@ async def run_loop(
             (instruction files changed on disk) but must keep every tool call paired with its result.
             The tool specs are read again after it, so it may change the tool set too.
         unsandboxed: why commands run without a sandbox, for ``RunStarted`` ("" when they are sandboxed).
+        left_out: called once at the end: the changes commands made that did not come into the proposal
+            (``path (why)``); ``RunEnded.reason`` names them, so none is dropped silently.
 
     Returns:
         The ``RunEnded`` event (also emitted). Never raises: cancellation of the calling task ends the
@@ -117,13 +120,26 @@ async def run_loop(
     _answer_orphans(history)
     ended = RunEnded(
         status=status,
-        reason=reason,
+        reason=_with_left_out(reason, left_out() if left_out is not None else ()),
         answer=defang_markdown(_last_text(history)).text,
         usage=run.total,
         session_usage=session_usage + run.total,
     )
     emit(ended)
     return ended
+
+
+_LEFT_OUT_SHOWN = 10
+
+
+def _with_left_out(reason: str, left_out: Sequence[str]) -> str:
+    """``reason``, then the changes commands made that are not in the proposal, when there are any."""
+    if not left_out:
+        return reason
+    shown = ", ".join(left_out[:_LEFT_OUT_SHOWN])
+    more = f", and {len(left_out) - _LEFT_OUT_SHOWN} more" if len(left_out) > _LEFT_OUT_SHOWN else ""
+    count = "1 change" if len(left_out) == 1 else f"{len(left_out)} changes"
+    return f"{reason}; {count} made by commands not in the proposal: {shown}{more}"
 
 
 @dataclass
