@@ -18,7 +18,8 @@ from agent_ls.workspace.apply_journal import ApplyBusy, recover
 def disk_stale_reason(root: Path, change: FileChange) -> str | None:
     """Why ``change`` no longer fits the file on disk, or None when it still does.
 
-    An existing file is stale when its bytes differ from ``change.base_text``; a new file is stale when
+    An existing file is stale when its bytes differ from ``change.base_text`` in the file's encoding
+    (``change.encoding``: the version the agent read, byte for byte); a new file is stale when
     something now exists at its path; any file is refused when its path now resolves outside ``root``
     (checked again at apply time, not only when the agent read it). The reason is one line naming the path.
     """
@@ -35,18 +36,22 @@ def disk_stale_reason(root: Path, change: FileChange) -> str | None:
             else None
         )
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            current = handle.read()
+        current = path.read_bytes()
     except FileNotFoundError:
         return f"{change.path} was deleted since the agent read it"
-    except (OSError, UnicodeDecodeError) as exc:
-        return f"{change.path} can no longer be read as UTF-8 text: {exc}"
-    return None if current == change.base_text else f"{change.path} changed on disk since the agent read it"
+    except OSError as exc:
+        return f"{change.path} can no longer be read: {exc.strerror or exc}"
+    try:
+        read = change.encoding.encode(change.base_text)
+    except UnicodeEncodeError:
+        read = None
+    return None if current == read else f"{change.path} changed on disk since the agent read it"
 
 
 def apply_proposal(root: Path, changes: Sequence[FileChange]) -> ApplyOutcome:
     """Write ``changes`` under ``root`` all or nothing: nothing when any is stale (``disk_stale_reason``)
-    or cannot be encoded, else ``apply_files`` (which checks the rest first and rolls back on an error).
+    or cannot be encoded in its file's encoding (``FileChange.encoding``: a legacy file keeps its code
+    page and BOM), else ``apply_files`` (which checks the rest first and rolls back on an error).
 
     Never raises ``OSError``; the outcome's message is one line for the user.
     """
@@ -54,9 +59,10 @@ def apply_proposal(root: Path, changes: Sequence[FileChange]) -> ApplyOutcome:
     writes: list[FileWrite] = []
     for change in changes:
         try:
-            writes.append(FileWrite(change.path, change.new_text.encode("utf-8")))
+            writes.append(FileWrite(change.path, change.encoding.encode(change.new_text)))
         except UnicodeEncodeError as exc:
-            problems.append(f"{change.path}: the new text cannot be written as UTF-8 ({exc.reason})")
+            label = change.encoding.label
+            problems.append(f"{change.path}: the new text cannot be written as {label} ({exc.reason})")
     if problems:
         return ApplyOutcome(False, f"not applying, nothing written: {'; '.join(problems)}")
     return apply_files(root, writes)
