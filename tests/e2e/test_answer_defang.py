@@ -47,3 +47,22 @@ async def test_the_answer_and_its_stream_reach_the_editor_defanged(
     transcript = "\n".join(m.message for m in client.log_messages)
     assert "⚠ not loaded: images or embeds in the model's text, from evil.example, img.example" in transcript
     assert "SECRET-FROM-ENV" not in transcript
+
+
+async def test_a_hover_listing_a_hostile_file_name_loads_no_image(
+    client: LanguageClient, workspace: Path
+) -> None:
+    """The AGENTS.md hover lists the files it governs in code spans; a name with a backtick closes the
+    span, and what follows would render as an image (``https:host`` names a host, no slash needed)."""
+    (workspace / "AGENTS.md").write_text("Be brief.\n", encoding="utf-8")
+    (workspace / "x`![a](https:evil.example)`.md").write_text("x\n", encoding="utf-8")
+    await start(client, workspace)
+    result = await client.text_document_hover_async(
+        t.HoverParams(
+            text_document=t.TextDocumentIdentifier(uri=(workspace / "AGENTS.md").as_uri()),
+            position=t.Position(0, 0),
+        )
+    )
+    assert result is not None and isinstance(result.contents, t.MarkupContent)
+    assert "  - `x`[image: a](https://evil.example/…)`.md`" in result.contents.value
+    assert "![" not in result.contents.value

@@ -9,6 +9,9 @@
   chain is loaded with the file's folder in focus, as the lint does.
 
 Tokens are estimated as bytes / 4 (and the hover says so). Disk work runs in a worker thread.
+The editor renders the hover as markdown and it holds workspace names (a file named
+``x`![a](https://host/p.png)`.md`` closes its code span), so it goes out defanged
+(``core.markdown_defang``): no name can make the hover load an image.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from lsprotocol import types as t
 from pygls.uris import to_fs_path
 
 from agent_ls.config import load_config, user_config_file
+from agent_ls.core.markdown_defang import defang_markdown
 from agent_ls.instructions.activation import MAX_READ_BYTES
 from agent_ls.instructions.agent_context import instruction_settings
 from agent_ls.instructions.agents_md import InstructionChain, InstructionSettings, load_chain
@@ -72,7 +76,7 @@ async def hover(ls: AgentLanguageServer, params: t.HoverParams) -> t.Hover | Non
         return None
     if text is None:
         return None
-    return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=text))
+    return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=defang_markdown(text).text))
 
 
 def skill_hover(skill: Skill | None) -> str:
