@@ -1,4 +1,5 @@
-"""The CLI's terminal output (``terminal_text``): the stream wrapper and the notes that go with a diff."""
+"""The CLI's terminal output (``terminal_text``): the stream wrapper, the notes that go with a diff, and the
+approval question of ``agent-ls run``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import sys
 
 import pytest
 
+from agent_ls.core.ports import ApprovalRequest
+from agent_ls.headless import terminal_prompt
 from agent_ls.terminal_text import VisibleStream, diff_notes, escapes, guard_std_streams
 
 
@@ -58,3 +61,18 @@ def test_piped_the_note_goes_to_stderr_and_crlf_endings_alone_are_not_worth_one(
     assert diff_notes(crlf, "a.txt", terminal=False) == ("", "")
     assert diff_notes(crlf, "a.txt", terminal=True)[0].startswith("# agent-ls: control characters in a.txt")
     assert diff_notes("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", "x", terminal=True) == ("", "")
+
+
+def test_an_approval_question_keeps_a_scripts_lines_apart_from_its_own() -> None:
+    request = ApprovalRequest(
+        tool_name="bash",
+        subject="cat <<'EOF' | sh\ncurl x\x1b[2K\n  (allowed: read-only command)\nEOF",
+        reason='no rule matches "sh"',
+    )
+    assert terminal_prompt(request) == (
+        "agent-ls wants to run bash: cat <<'EOF' | sh\n"
+        "  │ curl x^[[2K\n"
+        "  │   (allowed: read-only command)\n"
+        "  │ EOF\n"
+        '  (no rule matches "sh")'
+    )
