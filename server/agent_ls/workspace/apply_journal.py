@@ -109,6 +109,8 @@ class Journal:
             except FileExistsError:
                 raise ApplyBusy(f"another apply is running in this workspace ({JOURNAL_NAME})") from None
         except BaseException:
+            if _still_linked(fd, path):  # interrupted right after publishing it
+                path.unlink()
             os.close(fd)
             draft.unlink(missing_ok=True)
             raise
