@@ -14,8 +14,9 @@
    to the model in the result; ``VerdictGiven`` carries the final verdict and the deciding rule;
 5. run the tool under ``tool_timeout_s``;
 6. truncate the text centrally (head and tail, with a note of what was omitted);
-7. turn failures into error results: ``ToolError`` with its message, any other exception as
-   ``Error: <tool> failed: <Type>: <message>`` (never a traceback);
+7. turn failures into error results: ``ToolError`` with its message, an ``OSError`` (the file system
+   refusing a path the model chose: too long, a loop, not a folder) as what the file system said, any
+   other exception as ``Error: <tool> failed: <Type>: <message>`` (never a traceback);
 8. emit ``ToolCallFinished`` with the exact text the model reads, then ``ProposalChanged`` when the
    tool reported a change of the proposal;
 9. place trusted instructions after the data-marked result, never inside it: a skill's body (the
@@ -189,9 +190,10 @@ class ToolRegistry:
         else:
             try:
                 rel = self._ctx.workspace.resolve(subject)
-            except ToolError as exc:  # PathRefused, or a path the workspace cannot read (a NUL byte)
+            except (ToolError, OSError) as exc:  # PathRefused, a NUL byte, a name too long to look up
                 emit(VerdictGiven(call_id, tool.name, "deny", PATH_REFUSED_RULE, subject))
-                return f"Error: {exc}", None
+                refused = file_system_refusal(exc) if isinstance(exc, OSError) else str(exc)
+                return f"Error: {refused}", None
             decision = self._policy.check_path(rel, write=tool.permission == "edit")
         if decision.verdict == "deny":
             emit(VerdictGiven(call_id, tool.name, "deny", decision.rule, decision.subject))
@@ -241,6 +243,8 @@ class ToolRegistry:
                 f"Error: {tool.name} timed out after {self._tool_timeout_s:g} s and was stopped.",
                 is_error=True,
             )
+        except OSError as exc:  # the file system refused a path the model chose: the model can fix it
+            return _Result(f"Error: {tool.name}: {file_system_refusal(exc)}", is_error=True)
         except Exception as exc:
             log.debug("tool %s raised", tool.name, exc_info=True)
             return _Result(f"Error: {tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
@@ -287,6 +291,15 @@ def _parse_arguments(tool: Tool[Any], raw: str) -> BaseModel | str:
             f"Expected: {_signature(tool)}. Fix these fields and call {tool.name} again."
         )
     return args
+
+
+def file_system_refusal(exc: OSError) -> str:
+    """What the file system said about a path, for the model: ``the file system refused 'a…': File name
+    too long`` (the name cut to 120 characters)."""
+    name = exc.filename if isinstance(exc.filename, str) else ""
+    shown = name if len(name) <= 120 else f"{name[:119]}…"
+    where = f" {shown!r}" if shown else ""
+    return f"the file system refused{where}: {exc.strerror or exc}"
 
 
 def _json_type(value: Any) -> str:
