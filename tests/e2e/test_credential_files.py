@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_cli import _agent_ls
+from tests.e2e.test_cli import _agent_ls, _script
 from tests.e2e.test_policy_cli import ALLOW, DENY, check
 from tests.support.model_server import FakeModelServer
 
@@ -128,4 +128,33 @@ def test_a_run_never_gets_a_credential(tmp_path: Path) -> None:
     assert "secret file" in results["b1"]
     for secret in SECRETS:
         assert secret not in requests
+        assert secret not in result.stdout + result.stderr
+
+
+def test_a_replayed_run_reading_npmrc_is_refused_and_prints_no_token(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    model = _script(
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": ".npmrc"}}]},
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "cat .netrc"}}]},
+            {"content": "I could not read them."},
+        ],
+    )
+    result = _agent_ls(
+        "run",
+        "read the tokens",
+        "--model",
+        model,
+        "--workspace",
+        str(root),
+        cwd=tmp_path,
+        env={"HOME": str(home)},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "refused: '.npmrc' may hold credentials" in result.stderr
+    assert "paths: secret file" in result.stderr
+    for secret in SECRETS:
         assert secret not in result.stdout + result.stderr
