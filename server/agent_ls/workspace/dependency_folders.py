@@ -138,6 +138,9 @@ _PLAIN = frozenset(
 _OTHERS = tuple(e for e in CATALOGUE if e.name.casefold() not in _PLAIN)
 _LINKED_PLAIN = frozenset(e.name.casefold() for e in CATALOGUE if e.linked and e.name.casefold() in _PLAIN)
 _SUBMODULE_GITDIR = re.compile(r"gitdir:\s*(.+?)\s*$", re.MULTILINE)
+# Only the "path =" lines of .gitmodules matter, and any such line counts: git's config syntax (inline
+# comments, valueless keys, quoted values) is not INI, and configparser fails on a whole file where this
+# reading can only find more submodules, never fewer.
 _GITMODULES_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
 
 
