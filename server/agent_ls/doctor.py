@@ -33,6 +33,7 @@ import httpx
 
 from agent_ls.config import LoadedConfig, load_config
 from agent_ls.core.errors import ConfigError
+from agent_ls.core.untrusted_json import loads_bounded
 from agent_ls.models.anthropic import ANTHROPIC_VERSION
 from agent_ls.models.resolution import NO_MODEL, ModelChoice, resolve_model
 from agent_ls.policy.sandbox import sandbox_status, unsandboxed_reason
@@ -225,7 +226,7 @@ def _auth_headers(choice: ModelChoice) -> dict[str, str]:
 def _model_ids(response: httpx.Response) -> set[str]:
     """The ``id`` of each entry of ``data`` in an OpenAI- or Anthropic-style model list; empty otherwise."""
     try:
-        data = response.json().get("data")
+        data = loads_bounded(response.content).get("data")  # a hostile body cannot raise RecursionError
     except (ValueError, AttributeError):
         return set()
     if not isinstance(data, list):
