@@ -34,7 +34,8 @@ async def run(args: Args, ctx: ToolContext) -> ToolOutput:
     content, current = args.content, None
     if existed:
         current = ctx.workspace.read_text(rel)
-        content = restore_endings(current, content)
+        if "\r" not in content:  # else the model chose its line endings itself
+            content = restore_endings(current, content)
     changed = ctx.workspace.propose(rel, content, based_on=current)
     verb = "Overwrote" if existed else "Created"
     return ToolOutput(f"{verb} {rel}. The change is a proposal the user reviews.", proposal_changed=changed)

@@ -4,17 +4,15 @@ every line ending the edit did not touch byte for byte.
 read_file and grep show a CRLF line ending as a plain line feed, in any file: all CRLF, mixed, or LF. So
 the model's ``old_string`` and ``content`` hold ``\\n`` where the file may hold ``\\r\\n``. Here:
 
-- ``replace_in_view`` finds ``old`` in the view (the text with ``\\r\\n`` as ``\\n``), and rebuilds the
-  real text: everything outside the matches is copied from the real text, so untouched bytes are exact;
-  each line feed the model wrote becomes the ending that stood in that place (the n-th line feed of a
-  match gets the n-th ending the match covered, further ones the last), or, where the match covered
-  none, the ending of the line it is in;
-- ``restore_endings`` does the same for a whole new text (write_file): lines are matched to the old
-  ones (``difflib``), an unchanged line keeps its ending, a changed one takes the ending of the line it
-  replaces, an added one that of the line before it.
+- ``restore_endings`` puts the endings back into a new text written in the view (write_file): its
+  lines are matched to the old ones (``difflib``); an unchanged line keeps its ending, a changed one
+  takes the ending of the line it replaces, an added one that of the line before it (else after it);
+- ``replace_in_view`` finds ``old`` in the view and rebuilds the real text: everything outside the
+  lines a match touches is copied from the real text byte for byte, and those lines get their endings
+  back with ``restore_endings`` (so in a mixed file, lines added in a CRLF region get CRLF).
 
-A ``\\r\\n`` the model writes itself is kept as it is. A lone ``\\r`` (not before ``\\n``) is an ordinary
-character of its line in the view and here.
+A ``content`` holding ``\\r`` is taken as written: the model chose its endings. A lone ``\\r`` (not before
+``\\n``) is an ordinary character of its line in the view and here.
 """
 
 from __future__ import annotations
@@ -52,19 +50,6 @@ class _View:
         """The real offset of view ``offset``; an offset at a CRLF's line feed lands before its CR."""
         return offset + bisect.bisect_left(self.crlf, offset)
 
-    def ending_at(self, offset: int) -> str:
-        """The real line ending of the view's line feed at ``offset``."""
-        index = bisect.bisect_left(self.crlf, offset)
-        return "\r\n" if index < len(self.crlf) and self.crlf[index] == offset else "\n"
-
-    def ending_near(self, start: int, end: int) -> str:
-        """The ending of the line that holds view range ``[start, end)``: its own line feed, else the
-        previous one, else LF."""
-        after = self.text.find("\n", end)
-        if after >= 0:
-            return self.ending_at(after)
-        before = self.text.rfind("\n", 0, start)
-        return self.ending_at(before) if before >= 0 else "\n"
 
 
 def replace_in_view(real: str, old: str, new: str, *, replace_all: bool) -> Replaced:
@@ -73,7 +58,8 @@ def replace_in_view(real: str, old: str, new: str, *, replace_all: bool) -> Repl
     Args:
         real: the file's text, line endings as they are.
         old: the text to find, matched in the view; a ``\\r\\n`` in it is read as ``\\n``.
-        new: the replacement; its bare ``\\n`` take the endings around them.
+        new: the replacement; a ``\\r\\n`` in it is read as ``\\n`` too, and each line feed takes the
+            ending of the line it stands for.
         replace_all: replace every non-overlapping match (left to right), else only the first.
 
     Returns:
@@ -81,7 +67,7 @@ def replace_in_view(real: str, old: str, new: str, *, replace_all: bool) -> Repl
         first was replaced); ``count == 0`` leaves ``real`` as it is.
     """
     view = _View(real)
-    needle = old.replace("\r\n", "\n")
+    needle, replacement = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
     starts: list[int] = []
     at = view.text.find(needle)
     while at >= 0:
@@ -90,21 +76,43 @@ def replace_in_view(real: str, old: str, new: str, *, replace_all: bool) -> Repl
     if not starts:
         return Replaced(real, 0)
     out: list[str] = []
-    copied = 0  # real offset copied so far
-    for start in starts if replace_all else starts[:1]:
-        end = start + len(needle)
-        out.append(real[copied : view.real_offset(start)])
-        out.append(_with_endings(new, _endings_within(view, start, end), view.ending_near(start, end)))
-        copied = view.real_offset(end)
-    out.append(real[copied:])
+    copied = 0  # view offset copied so far
+    chosen = starts if replace_all else starts[:1]
+    for region_start, region_end, matches in _regions(view.text, chosen, len(needle)):
+        out.append(real[view.real_offset(copied) : view.real_offset(region_start)])
+        pieces: list[str] = []
+        at = region_start
+        for match in matches:
+            pieces += [view.text[at:match], replacement]
+            at = match + len(needle)
+        pieces.append(view.text[at:region_end])
+        old_real = real[view.real_offset(region_start) : view.real_offset(region_end)]
+        out.append(restore_endings(old_real, "".join(pieces)))
+        copied = region_end
+    out.append(real[view.real_offset(copied) :])
     return Replaced("".join(out), len(starts))
 
 
+def _regions(text: str, starts: list[int], size: int) -> list[tuple[int, int, list[int]]]:
+    """The whole lines (view offsets, the last line feed included) around the matches at ``starts``,
+    matches whose lines touch merged into one region; each with its matches in order."""
+    regions: list[tuple[int, int, list[int]]] = []
+    for start in starts:
+        line_start = text.rfind("\n", 0, start) + 1
+        after = text.find("\n", start + size)
+        line_end = len(text) if after < 0 else after + 1
+        if regions and line_start < regions[-1][1]:
+            first, _, matches = regions[-1]
+            regions[-1] = (first, line_end, [*matches, start])
+        else:
+            regions.append((line_start, line_end, [start]))
+    return regions
+
+
 def restore_endings(real: str, new_view: str) -> str:
-    """``new_view`` (a whole new text with LF endings) with the line endings of ``real`` put back where its
-    lines stand (module docstring). A ``new_view`` holding ``\\r`` is returned as it is: the model wrote
-    its endings itself."""
-    if "\r" in new_view or "\r\n" not in real:
+    """``new_view`` (a new text with LF endings) with the line endings of ``real`` put back where its
+    lines stand (module docstring)."""
+    if "\r\n" not in real:
         return new_view
     old_lines = real.replace("\r\n", "\n").split("\n")
     old_endings = _line_endings(real)
@@ -136,32 +144,3 @@ def _line_endings(real: str) -> list[str]:
         endings.append("\r\n" if found > 0 and real[found - 1] == "\r" else "\n")
         start = found + 1
     return endings
-
-
-def _endings_within(view: _View, start: int, end: int) -> list[str]:
-    """The real endings of the line feeds inside view range ``[start, end)``, in order."""
-    endings: list[str] = []
-    at = view.text.find("\n", start, end)
-    while at >= 0:
-        endings.append(view.ending_at(at))
-        at = view.text.find("\n", at + 1, end)
-    return endings
-
-
-def _with_endings(new: str, covered: list[str], around: str) -> str:
-    """``new`` with each bare ``\\n`` given the next ending of ``covered`` (then its last one, or
-    ``around`` when it is empty); a ``\\r\\n`` already in ``new`` stays."""
-    pieces = new.split("\r\n")
-    out: list[str] = []
-    used = 0
-    for p_index, piece in enumerate(pieces):
-        lines = piece.split("\n")
-        for l_index, line in enumerate(lines):
-            out.append(line)
-            if l_index < len(lines) - 1:
-                out.append(covered[min(used, len(covered) - 1)] if covered else around)
-                used += 1
-        if p_index < len(pieces) - 1:
-            out.append("\r\n")
-            used += 1
-    return "".join(out)
