@@ -12,13 +12,15 @@ Every directory entry of the workspace gets one treatment (``treatment``), in th
    gitignored or not;
 4. other gitignored directories are linked, except build outputs (``OUTPUT_DIRS``: ``target``,
    ``build``, ``dist``, ...), which are skipped;
-5. gitignored files over ``LINKED_FILE_BYTES`` are linked; other files and symlinks are copied (a
-   symlink as a symlink), special files (FIFOs, sockets, devices) skipped, directories entered.
+5. files over ``LINKED_FILE_BYTES`` (8 MiB), gitignored or not, are linked, never copied; other files
+   and symlinks are copied (a symlink as a symlink; a sparse file keeping its holes:
+   ``copy_keeping_holes``), special files (FIFOs, sockets, devices) skipped, directories entered.
 
 "Linked" means the copy holds an absolute symlink to the real entry, and the sandbox mounts the real
 entry read-only at its own path (``policy.sandbox``), so the link resolves inside the sandbox too.
 Why: a ``node_modules`` or ``.venv`` holds tens of thousands of files that commands only read, and
-copying them would cost seconds and gigabytes per session; read-only is what the sandbox can
+copying them would cost seconds and gigabytes per session; so would a data set, a disk image or a
+2 GiB sparse file (copied densely, it takes 2 GiB of real disk per session); read-only is what the sandbox can
 offer (bubblewrap 0.8 has no overlay mounts). Build outputs are skipped rather than linked because
 builds write there, and a read-only ``target/`` would make ``cargo build`` fail; a build in the copy
 starts from scratch instead. Without the sandbox, a link is a plain symlink into the user's tree,
@@ -50,6 +52,7 @@ directory where a file goes) instead of following or opening it, and opens with 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -71,7 +74,8 @@ OUTPUT_DIRS = frozenset(
 """Build outputs: when gitignored, skipped (the copy starts without them, and builds write there)."""
 
 LINKED_FILE_BYTES = 8 * 1024 * 1024
-"""Gitignored files larger than this (data sets, binaries) are linked instead of copied."""
+"""Files larger than this (data sets, binaries, disk images), gitignored or not, are linked instead of
+copied. A command's change to one would not come back into the proposal anyway (``MAX_FILE_BYTES``)."""
 
 Kind = Literal["dir", "file", "symlink", "linked", "split", "secret", "unchecked"]
 Key = tuple[int, int, int, int]
@@ -124,7 +128,7 @@ def treatment(
         if ignored:
             return None if name in OUTPUT_DIRS else "linked"
         return "dir"
-    return "linked" if ignored and size > LINKED_FILE_BYTES else "file"
+    return "linked" if size > LINKED_FILE_BYTES else "file"
 
 
 def walk_workspace(
@@ -330,8 +334,47 @@ def copy_file(workdir: Path, target: Path, source: Path, mode: int) -> None:
         remove(target)
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "wb") as writer:
-            shutil.copyfileobj(reader, writer, 1024 * 1024)
+            copy_keeping_holes(reader.fileno(), writer.fileno())
             os.fchmod(writer.fileno(), mode)
+
+
+def copy_keeping_holes(source: int, target: int) -> None:
+    """Copy the file open at ``source`` into the empty file open at ``target``, both from offset 0.
+
+    A sparse file (fewer blocks than its size needs) stays sparse: only its data extents are written
+    (``lseek`` ``SEEK_DATA``/``SEEK_HOLE``, Linux and macOS), and the size is set at the end. Neither
+    ``shutil`` nor another library we use copies holes. Any other file is copied whole.
+    """
+    st = os.fstat(source)
+    extents = [(0, st.st_size)]
+    if st.st_blocks * 512 < st.st_size:
+        with contextlib.suppress(OSError):  # a file system without SEEK_DATA: copied whole
+            extents = _data_extents(source, st.st_size)
+    for start, end in extents:
+        os.lseek(source, start, os.SEEK_SET)
+        os.lseek(target, start, os.SEEK_SET)
+        while start < end and (chunk := os.read(source, min(end - start, 1024 * 1024))):
+            written = 0
+            while written < len(chunk):
+                written += os.write(target, chunk[written:])
+            start += len(chunk)
+    os.ftruncate(target, st.st_size)
+
+
+def _data_extents(fd: int, size: int) -> list[tuple[int, int]]:
+    """The (start, end) byte ranges of the file at ``fd`` that hold data, in order."""
+    extents: list[tuple[int, int]] = []
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(fd, offset, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # only a hole is left
+                break
+            raise
+        offset = os.lseek(fd, start, os.SEEK_HOLE)
+        extents.append((start, min(offset, size)))
+    return extents
 
 
 def make_symlink(workdir: Path, target: Path, points_to: str) -> None:
