@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from agent_ls.core.errors import PathRefused, ToolError
-from agent_ls.core.ports import Workspace
 from agent_ls.core.file_views import SearchResult
+from agent_ls.core.ports import Workspace
 from agent_ls.core.proposal import FileChange, TextEncoding
 from agent_ls.workspace.overlay import OpenBuffer, Overlay
 from tests.unit.workspace.conftest import FakeBuffers, write
@@ -241,7 +241,9 @@ async def test_search_sees_unsaved_buffer_and_pending_edit(
     overlay.propose("b.py", "beta = 2\r\nneedle pending\r\n")
     overlay.propose("new/d.py", "needle new\n")
     out = _lines(await overlay.search("needle", ".", None))
-    assert out == "a.py:2:needle in buffer\nb.py:2:needle pending\nc.py:1:needle on disk\nnew/d.py:1:needle new\n"
+    assert out == (
+        "a.py:2:needle in buffer\nb.py:2:needle pending\nc.py:1:needle on disk\nnew/d.py:1:needle new\n"
+    )
     assert (root / "a.py").read_text() == "alpha = 1\n"
     assert not (root / "new").exists()
 

@@ -117,7 +117,9 @@ async def test_binary_huge_and_secret_files_are_reported_not_proposed(
     assert overlay.proposal() == []
     # What cannot be reviewed is undone before the next command; a file only the command made stays.
     assert await run(runner, "od -c logo.png | head -1; cat big.txt; cat .env") == CommandResult(
-        0, "0000000 211   P   N   G  \\r  \\n 032  \\n  \\0  \\0  \\0  \\r   I   H   D   R\nsmall\nK=1\n", False
+        0,
+        "0000000 211   P   N   G  \\r  \\n 032  \\n  \\0  \\0  \\0  \\r   I   H   D   R\nsmall\nK=1\n",
+        False,
     )
 
 
