@@ -15,8 +15,9 @@
 5. run the tool under ``tool_timeout_s``;
 6. truncate the text centrally (head and tail, with a note of what was omitted);
 7. turn failures into error results: ``ToolError`` with its message, an ``OSError`` (the file system
-   refusing a path the model chose: too long, a loop, not a folder) as what the file system said, any
-   other exception as ``Error: <tool> failed: <Type>: <message>`` (never a traceback);
+   refusing a path the model chose: too long, a loop, not a folder) as what the file system said, a NUL
+   character the OS refused in a path, command or pattern as ``NUL_REFUSAL``, any other exception as
+   ``Error: <tool> failed: <Type>: <message>`` (never a traceback);
 8. emit ``ToolCallFinished`` with the exact text the model reads, then ``ProposalChanged`` when the
    tool reported a change of the proposal;
 9. place trusted instructions after the data-marked result, never inside it: a skill's body (the
@@ -62,6 +63,7 @@ log = logging.getLogger(__name__)
 
 PATH_REFUSED_RULE = "workspace: path refused"
 SKILL_RULE = "skill: loading a skill's instructions is read-only"
+NUL_REFUSAL = "an argument holds a NUL character (\\0), which no path, pattern or command can hold; remove it"
 
 
 @dataclass(frozen=True)
@@ -245,6 +247,13 @@ class ToolRegistry:
             )
         except OSError as exc:  # the file system refused a path the model chose: the model can fix it
             return _Result(f"Error: {tool.name}: {file_system_refusal(exc)}", is_error=True)
+        except ValueError as exc:
+            if "null byte" not in str(exc):
+                log.debug("tool %s raised", tool.name, exc_info=True)
+                return _Result(f"Error: {tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+            # The OS refused a NUL character in a path, a command line or a pattern (Python raises
+            # "embedded null byte"): no file name, argument or environment value can hold one.
+            return _Result(f"Error: {tool.name}: {NUL_REFUSAL}", is_error=True)
         except Exception as exc:
             log.debug("tool %s raised", tool.name, exc_info=True)
             return _Result(f"Error: {tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)
