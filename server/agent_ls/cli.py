@@ -17,7 +17,8 @@ Whatever a subcommand prints to a terminal goes through ``terminal_text`` (contr
 escaped; stderr always, stdout when it is a terminal).
 
 Exit codes of ``run``: 0 done, 1 stopped or failed, 2 usage error (including no usable model),
-130 cancelled (Ctrl-C). Of ``policy check``: 0 allow, 10 ask, 20 deny, 2 usage error.
+130 cancelled (Ctrl-C); SIGTERM and SIGHUP cancel it the same way (the shadow copy is removed), with
+exit code 143 and 129. Of ``policy check``: 0 allow, 10 ask, 20 deny, 2 usage error.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ import argparse
 import asyncio
 import importlib
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from agent_ls import __version__
@@ -113,7 +116,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from agent_ls.demo.runner import run_demo
 
-        return run_demo(model=args.model, keep=args.keep)
+        ended_by = _end_like_ctrl_c()
+        try:
+            return run_demo(model=args.model, keep=args.keep)
+        except KeyboardInterrupt:
+            print("agent-ls: cancelled", file=sys.stderr)
+            return 128 + ended_by[0] if ended_by else EXIT_CANCELLED
     if args.command == "policy":
         return _policy_check(args)
     if args.command in ("instructions", "skills"):
@@ -135,8 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if file is not None and not file.is_relative_to(args.workspace.resolve()):
         print(f"agent-ls: --file {args.file} is not inside the workspace {args.workspace}", file=sys.stderr)
         return EXIT_USAGE
+    ended_by = _end_like_ctrl_c()
     try:
-        return asyncio.run(
+        code = asyncio.run(
             run_headless(
                 task=args.task,
                 model=args.model,
@@ -149,7 +158,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except KeyboardInterrupt:
         print("agent-ls: cancelled", file=sys.stderr)
-        return EXIT_CANCELLED
+        code = EXIT_CANCELLED
+    return 128 + ended_by[0] if ended_by and code == EXIT_CANCELLED else code
+
+
+def _end_like_ctrl_c() -> list[int]:
+    """Make SIGTERM and SIGHUP do what Ctrl-C does (cancel the run, so its ``finally`` blocks remove the
+    shadow copy); returns the list where the signals received are appended, first first.
+
+    Ctrl-C's handler is looked up when the signal comes: inside ``asyncio.run`` it cancels the main task,
+    outside it raises ``KeyboardInterrupt``. A SIGHUP that ``nohup`` set to be ignored stays ignored.
+    """
+    received: list[int] = []
+
+    def as_ctrl_c(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:  # SIGINT ignored (a background job of a script): end all the same
+            signal.default_int_handler(signal.SIGINT, frame)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, as_ctrl_c)
+    return received
 
 
 def _doctor(argv: list[str]) -> int:
