@@ -38,8 +38,9 @@ MAX_HITS_PER_FILE = 50
 MAX_HITS = 2_000
 MAX_JSON_LINE_BYTES = 8 * 1024 * 1024
 _MAX_ERROR_BYTES = 4096
-_LINE_NUMBER = re.compile(rb'"line_number":(\d+)')
-_PATH_TEXT = re.compile(rb'"path":\{"text":"((?:[^"\\]|\\.)*)"')
+_MAX_WINDOW_SPANS = 6  # a window widened by nearby matches stays within this many windows' width
+_LINE_NUMBER = re.compile(rb'"line_number":\s*(\d+)')
+_PATH_TEXT = re.compile(rb'"path":\s*\{\s*"text":\s*"((?:[^"\\]|\\.)*)"')
 
 LineDecoder = Callable[[str, bytes], str]
 """Decodes a line ripgrep could not give as UTF-8: (path, raw bytes) to text."""
@@ -231,20 +232,20 @@ class RipgrepStream:
         if len(line) <= self._max_line_chars:
             first = columns[0] if columns else 0
             return [SearchHit(path, number, first + 1, line, 1, len(line))]
-        hits: list[SearchHit] = []
-        shown_until = -1
+        windows: list[list[int]] = []  # [match column, lo, hi], 0-based code points
         for start_byte, column in zip(starts, columns, strict=True):
-            if column < shown_until:
-                continue  # inside the previous window
             end_byte = ends.get(start_byte)
             match_chars = 1
             if isinstance(end_byte, int) and end_byte > start_byte:
                 match_chars = len(decode(raw[start_byte:end_byte]))
-            lo = max(0, column - self._window)
             hi = min(len(line), column + min(match_chars, self._window * 2) + self._window)
-            hits.append(SearchHit(path, number, column + 1, line[lo:hi], lo + 1, len(line)))
-            shown_until = hi
-        return hits
+            widest = _MAX_WINDOW_SPANS * self._window
+            if windows and column < windows[-1][2] and hi - windows[-1][1] <= widest:
+                windows[-1][2] = max(windows[-1][2], hi)  # a match inside the window widens it
+            else:
+                lo = max(0, column - self._window, windows[-1][2] if windows else 0)
+                windows.append([column, lo, hi])
+        return [SearchHit(path, number, col + 1, line[lo:hi], lo + 1, len(line)) for col, lo, hi in windows]
 
 
 def _char_columns(
