@@ -124,7 +124,7 @@ def test_a_run_never_gets_a_credential(tmp_path: Path) -> None:
     results = {m["tool_call_id"]: m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool"}
     for call_id in ("r1", "r2", "r3"):
         assert "refused:" in results[call_id]
-    assert "README.md:1:Rotate the password every month." in results["g1"]  # grep ran, and found only that
+    assert "README.md:1:" in results["g1"] and "Rotate the password" in results["g1"]  # grep ran
     assert "secret file" in results["b1"]
     for secret in SECRETS:
         assert secret not in requests
