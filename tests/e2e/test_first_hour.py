@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
 
@@ -31,3 +33,34 @@ def test_a_missing_api_key_is_said_up_front_naming_the_variable(tmp_path: Path) 
     assert said in done.stderr
     assert "retrying" not in done.stderr
     assert time.monotonic() - started < 30  # no retries against an unreachable server
+
+
+def test_a_composed_name_edits_the_decomposed_file_and_a_miss_names_the_closest(tmp_path: Path) -> None:
+    """Issue 12.3: list_files shows a name stored decomposed (NFD); the model writes it composed."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    stored = unicodedata.normalize("NFD", "café.py")
+    (root / stored).write_bytes(b"x = 1\n")
+    written = unicodedata.normalize("NFC", "café.py")
+    steps = [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": written}}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {"path": written, "old_string": "x = 1", "new_string": "x = 2"},
+                }
+            ]
+        },
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "cafe.py"}}]},
+        {"content": "ok"},
+    ]
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(steps))
+    done = _agent_ls(
+        "run", "x", "--model", f"replay:{script}", "--apply", "--workspace", str(root), cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in root.iterdir()) == [stored]  # the same file, no second one
+    assert (root / stored).read_bytes() == b"x = 2\n"
+    assert f"file not found: 'cafe.py'; the closest existing entry is '{stored}'" in done.stderr

@@ -21,6 +21,7 @@ from agent_ls.core.errors import ToolError
 from agent_ls.core.proposal import TextEncoding
 from agent_ls.workspace import file_encoding
 from agent_ls.workspace.paths import PathPolicy
+from agent_ls.workspace.unicode_names import not_found_hint
 
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 """The largest file read whole, so the largest that can be edited or written (bytes)."""
@@ -102,12 +103,10 @@ def _decoded(handle: BinaryIO, first: bytes, encoding: TextEncoding) -> Iterator
 def _opened(paths: PathPolicy, rel: str) -> Iterator[BinaryIO]:
     try:
         handle = paths.open_binary(rel)
-    except FileNotFoundError:
-        raise ToolError(f"file not found: {rel!r}") from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise ToolError(f"file not found: {rel!r}{not_found_hint(paths.real_root, rel)}") from None
     except IsADirectoryError:
         raise ToolError(f"{rel!r} is a directory, not a file; list it instead") from None
-    except NotADirectoryError:
-        raise ToolError(f"file not found: {rel!r}") from None
     except OSError as exc:
         raise ToolError(f"cannot read {rel!r}: {exc.strerror or exc}") from None
     with handle:

@@ -46,6 +46,7 @@ from agent_ls.core.errors import PathRefused, ToolError
 from agent_ls.workspace import windows_names
 from agent_ls.workspace.secret_files import DEFAULT_SECRET_PATTERNS
 from agent_ls.workspace.secret_match import Secrets, default_home, fold, is_secret, secret_pattern_problem
+from agent_ls.workspace.unicode_names import AmbiguousName, match_path
 
 __all__ = [
     "DEFAULT_SECRET_PATTERNS",
@@ -229,7 +230,9 @@ class PathPolicy:
             PathRefused: the path leaves the roots and extra directories (``..``, an absolute path
                 elsewhere, a symlink in the chain pointing out), loops, or names a secret file; the
                 message says what to do instead.
-            ToolError: the path contains a NUL character.
+            ToolError: the path contains a NUL character, or names two entries that differ only in Unicode
+                normalization (``unicode_names``: a name that equals one existing entry after NFC
+                normalization resolves to that entry).
         """
         if "\0" in path:
             raise ToolError(f"path {path!r} contains a NUL character; pass a plain file path")
@@ -237,6 +240,10 @@ class PathPolicy:
         refusal = self._refusal_lexical(candidate)
         if refusal is not None:
             raise PathRefused(f"refused: {self._shown(path, candidate)!r} {refusal.advice}")
+        try:
+            candidate = match_path(candidate)  # a composed name finds its decomposed entry (NFC/NFD)
+        except AmbiguousName as exc:
+            raise ToolError(f"{exc}; they look alike in every listing: ask the user to rename one") from None
         try:
             real = self._walk(candidate)
         except _Escape as escape:
