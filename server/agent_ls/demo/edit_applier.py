@@ -24,6 +24,7 @@ Rejection is all or nothing: the caller's files are never modified (a new map is
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,8 @@ from typing import Any
 
 from lsprotocol.converters import get_converter
 from pygls.uris import to_fs_path
+
+from agent_ls.workspace.apply_files import FileWrite, apply_files
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -220,7 +223,7 @@ class EditorFiles:
 
     ``apply`` applies a wire-form WorkspaceEdit all or nothing: open documents change in their buffer
     (version + 1, unsaved, as in an editor); closed files are read from and written to disk with their
-    line endings kept byte for byte.
+    line endings kept byte for byte, through ``apply_files`` (checked first, rolled back on an error).
     """
 
     def __init__(self) -> None:
@@ -249,16 +252,23 @@ class EditorFiles:
             after = apply_workspace_edit(before, edit, encoding)
         except EditRejected as exc:
             return Outcome(applied=False, failure_reason=str(exc))
+        on_disk: dict[Path, bytes | None] = {_path(uri): None for uri in before.keys() - after.keys()}
+        for uri, document in after.items():
+            if uri not in self.buffers and document.version is None and before.get(uri) != document:
+                on_disk[_path(uri)] = document.text.encode("utf-8")
+        if on_disk:  # all or nothing on disk too, as an editor's refactoring does
+            root = Path(os.path.commonpath([path.parent for path in on_disk]))
+            while not root.is_dir() and root != root.parent:  # a new file's folders are made by the apply
+                root = root.parent
+            writes = [FileWrite(path.relative_to(root).as_posix(), data) for path, data in on_disk.items()]
+            outcome = apply_files(root, writes)
+            if not outcome.applied:
+                return Outcome(applied=False, failure_reason=outcome.message)
         for uri in before.keys() - after.keys():
             self.buffers.pop(uri, None)
-            _path(uri).unlink(missing_ok=True)
         for uri, document in after.items():
             if uri in self.buffers or document.version is not None:
                 self.buffers[uri] = document
-            elif before.get(uri) != document:
-                path = _path(uri)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(document.text, encoding="utf-8", newline="")
         return Outcome(applied=True)
 
 

@@ -82,6 +82,8 @@ def stage_files(root: Path, writes: Sequence[FileWrite]) -> StagedApply | ApplyO
         KeyboardInterrupt, SystemExit: after removing what was staged.
     """
     real_root = Path(os.path.realpath(root))
+    if not real_root.is_dir():
+        return ApplyOutcome(False, f"not applying, nothing written: {root} is not a folder")
     try:
         recovered = recover(real_root)
     except ApplyBusy as exc:

@@ -298,6 +298,7 @@ def _remove_regular(path: Path) -> None:
 
 def _remove_dead_drafts(root: Path) -> None:
     """Remove journal drafts left by a process killed while it wrote one (never a live one's)."""
+    drafts: list[Path] = []
     with contextlib.suppress(OSError), os.scandir(root) as entries:
         drafts = [Path(e.path) for e in entries if _NEW_JOURNAL.match(e.name)]
     for draft in drafts:

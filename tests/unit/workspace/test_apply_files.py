@@ -289,3 +289,9 @@ def test_a_journal_planted_in_a_repository_cannot_touch_anything_outside_it_or_i
     assert line is not None and "0 more file(s) written" in line
     assert outside.read_bytes() == b"precious" and (root / ".git" / "config").read_bytes() == b"[core]\n"
     assert not (root / "x.sh").exists()
+
+
+def test_a_root_that_is_not_a_folder_refuses_the_apply(tmp_path: Path) -> None:
+    outcome = apply_files(tmp_path / "missing", [FileWrite("a.txt", b"a")])
+    assert outcome.message == f"not applying, nothing written: {tmp_path / 'missing'} is not a folder"
+    assert list(tmp_path.iterdir()) == []
