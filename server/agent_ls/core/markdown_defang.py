@@ -14,16 +14,21 @@ What changes, anywhere in the text (code spans and fenced blocks included):
   Other forms (reference images ``![alt][ref]``, ``![alt]``, anything we cannot read as an inline image)
   get a space after the ``!``: ``! [alt][ref]`` is at most a link, opened only by a click.
 - Every HTML start tag that can load something gets a space after its ``<`` (``< img src=…>`` is text to
-  every markdown renderer and browser): tags that fetch by their nature (``img``, ``image``, ``picture``,
-  ``source``, ``video``, ``audio``, ``track``, ``iframe``, ``frame``, ``object``, ``embed``, ``link``,
-  ``style``, ``script``, ``svg``, ``math``, ``meta``, ``base``, …) and any tag with an attribute that can
-  (``src``, ``srcset``, ``style``, ``background``, ``poster``, ``data``, ``on…`` handlers, …). The tag is
+  every markdown renderer and browser, and what follows is read on as text): tags that fetch by nature
+  (``img``, ``image``, ``picture``, ``source``, ``video``, ``audio``, ``track``, ``iframe``, ``frame``,
+  ``object``, ``embed``, ``link``, ``style``, ``script``, ``svg``, ``math``, ``meta``, ``base``, …) and
+  any tag with an attribute that can (``src``, ``srcset``, ``style``, ``background``, ``poster``,
+  ``data``, ``on…`` handlers, …). The tag is
   read as a browser's tokenizer reads it (HTML Living Standard 13.2.5, "tag open" to "after attribute
-  value"), so quotes and ``>`` inside values cannot hide an attribute. Other tags (``<details>``,
-  ``<kbd>``, ``Vec<u8>``, ``<a href=…>``) stay.
+  value"), so quotes and ``>`` inside values cannot hide an attribute. A tag holding a ``<`` or ``![``
+  counts as loading too (a change inside it could split a value into new attributes), and so does one not
+  closed within ``HOLD_CHARS``; one cut by the end of the text is judged by what was read (a renderer's
+  own ``</p>`` can close it). Other tags stay, whole (``<details>``, ``<kbd>``, ``Vec<u8>``,
+  ``<a href=…>``; a nested generic ``Map<String, List<T>>`` gets its space).
 
-``targets`` lists what the defanged parts pointed at (hosts, or ``a data: URI``…), for the warning the user
-sees; local paths are left out (they load nothing from the network).
+``targets`` lists what the defanged parts pointed at (hosts, or ``a data: URI``…, read by
+``core.link_target.describe_url``), for the warning the user sees; local paths are left out (they load
+nothing from the network).
 
 Why textual rules and not a markdown parser: the text is rendered by clients we do not control (VS Code's
 markdown-it, Neovim and Emacs markdown modes, other editors' renderers), whose dialects disagree on code
@@ -45,7 +50,8 @@ import html
 import re
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import unquote
+
+from agent_ls.core.link_target import describe_url
 
 HOLD_CHARS = 2048
 """Characters after the start of an image or tag within which it is read (and held back while streaming)."""
@@ -72,13 +78,7 @@ link: kept."""
 _LINK_TAGS = frozenset({"a", "area"})
 _TRIGGER = re.compile(r"!\[|<[A-Za-z]")
 _WHITESPACE = " \t\n\f\r"
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
-_HOSTNAME = re.compile(r"[a-z0-9._-]+|\[[0-9a-f:.]+\]")
 _URL_IN_TAG = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?[/\\]{2}[^\s\"'<>()`]+|data:[^\s\"'<>()`]*", re.I)
-_LOCAL_PATH = re.compile(r"[\w.~/+%@,-]{1,80}")
-# Schemes whose URLs have a host (WHATWG URL "special schemes"): slashes and backslashes after the colon
-# are skipped, so ``https:\\host`` and ``https:host`` name a host too.
-_SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
 
 More = Literal["maybe", "no", "cut"]
 """What may follow the window: more text may still come ("maybe", streaming), the text ends here ("no"),
@@ -305,48 +305,6 @@ def _raw_destination_end(window: str, at: int) -> int | None:
             depth -= 1
         at += 1
     return None
-
-
-def describe_url(url: str) -> tuple[str, str]:
-    """``(host, what)`` for a link destination as a renderer would resolve it.
-
-    ``what`` is ``"http"`` for an http(s) URL (or one starting with two slashes) with a readable host,
-    else a phrase: ``a data: URI``, ``a file: URL on <host>``, ``a local path p.png``, ``a URL with an
-    unreadable host``. ``host`` is the lower-case host name (IDNA for a non-ASCII one), or "".
-    Character references and backslash escapes are decoded first and tabs and line feeds dropped, as
-    CommonMark and the WHATWG URL parser do.
-    """
-    decoded = html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", url))
-    decoded = re.sub(r"[\t\n\r]", "", decoded).strip("".join(map(chr, range(0x21))))
-    scheme_found = _SCHEME.match(decoded)
-    if scheme_found is None and not re.match(r"[/\\]{2}", decoded):
-        shown = decoded if _LOCAL_PATH.fullmatch(decoded) else ""
-        return "", f"a local path {shown}".rstrip()
-    scheme = scheme_found[1].lower() if scheme_found else "https"
-    rest = decoded[scheme_found.end() :] if scheme_found else decoded
-    if scheme not in _SPECIAL_SCHEMES:
-        return "", f"a {scheme}: URI"
-    authority = re.split(r"[/\\?#]", rest.lstrip("/\\"), maxsplit=1)[0]
-    host = _hostname(unquote(authority.rpartition("@")[2]))
-    if scheme == "file":
-        return host, f"a file: URL on {host}" if host else "a local file: URL"
-    if not host:
-        return "", "a URL with an unreadable host"
-    return host, "http" if scheme in ("http", "https") else f"a {scheme}: URL on {host}"
-
-
-def _hostname(authority: str) -> str:
-    if authority.startswith("["):
-        name = authority[: authority.find("]") + 1]
-    else:
-        name = authority.partition(":")[0]
-    name = name.lower().rstrip(".")
-    if not name.isascii():
-        try:
-            name = name.encode("idna").decode("ascii")
-        except UnicodeError:
-            return ""
-    return name if _HOSTNAME.fullmatch(name) else ""
 
 
 def _tag(window: str, more: More, targets: list[str]) -> tuple[str, int] | None:

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+from agent_ls.core.link_target import describe_url
 from agent_ls.core.markdown_defang import (
     HOLD_CHARS,
     LOADING_ATTRIBUTES,
@@ -18,7 +19,6 @@ from agent_ls.core.markdown_defang import (
     Defanged,
     Defanger,
     defang_markdown,
-    describe_url,
 )
 
 CASES = [
