@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -292,7 +293,7 @@ def _parse_arguments(tool: Tool[Any], raw: str) -> BaseModel | str:
         args: BaseModel = tool.args.model_validate(data)
     except ValidationError as exc:
         problems = "\n".join(
-            f"- {'.'.join(str(part) for part in error['loc']) or '(arguments)'}: {error['msg']}"
+            f"- {'.'.join(_field(part) for part in error['loc']) or '(arguments)'}: {error['msg']}"
             for error in exc.errors()
         )
         return (
@@ -309,6 +310,18 @@ def file_system_refusal(exc: OSError) -> str:
     shown = name if len(name) <= 120 else f"{name[:119]}…"
     where = f" {shown!r}" if shown else ""
     return f"the file system refused{where}: {exc.strerror or exc}"
+
+
+_PLAIN_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+
+
+def _field(part: str | int) -> str:
+    """One step of a field's location as the model reads it: a plain name as it is, an index as a
+    number, any other key (empty, spaces, control characters, 5,000 characters) as a JSON string cut to
+    80 characters, so that the line always shows which key is meant."""
+    if isinstance(part, int) or _PLAIN_FIELD.fullmatch(part):
+        return str(part)
+    return json.dumps(part if len(part) <= 80 else f"{part[:79]}…", ensure_ascii=False)
 
 
 def _json_type(value: Any) -> str:

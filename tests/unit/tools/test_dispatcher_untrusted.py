@@ -90,3 +90,15 @@ async def test_a_path_the_file_system_refuses_is_said_plainly(session: Session) 
     assert is_error
     assert output.startswith("Error: ") and "File name too long" in output
     assert "failed: OSError" not in output
+
+
+async def test_every_bad_field_is_named_even_an_empty_or_invisible_one(session: Session) -> None:
+    """Found by the dispatcher fuzz: an extra key "\\r" was listed as a bare carriage return."""
+    is_error, output, _ = await call(session, "bash", '{"command": "ls", "\\r": null, "": 1, "ok_key": 2}')
+    assert is_error
+    assert output.splitlines()[:4] == [
+        "Error: invalid arguments for bash:",
+        '- "\\r": Extra inputs are not permitted',
+        '- "": Extra inputs are not permitted',
+        "- ok_key: Extra inputs are not permitted",
+    ]
