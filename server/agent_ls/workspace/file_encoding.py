@@ -13,7 +13,9 @@
    mess ratio is at most ``max(best, CP1252_MAX_MESS)``): it is by far the most common legacy encoding
    of source files, and a superset of latin-1's printable characters;
 5. a candidate is used only when its text encodes back to exactly the same bytes, so an edit keeps every
-   byte it did not change; when none does, the file is not text (``NotText``).
+   byte it did not change; when the detector names none that does, cp1252 is the last resort for bytes
+   it decodes into text without control characters (a short line dense in symbols); else the file is
+   not text (``NotText``).
 
 ``stream_encoding`` makes the same choice from the first bytes of a file too large to read whole; its
 decoder then replaces what does not decode (the text is only shown, never written back).
@@ -22,6 +24,7 @@ decoder then replaces what does not decode (the text is only shown, never writte
 from __future__ import annotations
 
 import codecs
+import re
 
 from charset_normalizer import from_bytes
 from charset_normalizer.md import mess_ratio
@@ -69,6 +72,9 @@ def decode(data: bytes) -> tuple[str, TextEncoding]:
             continue
         if _encodes_back(text, encoding, data):
             return text, encoding
+    western = _plain_cp1252(data)
+    if western is not None:
+        return western, TextEncoding("cp1252")
     raise NotText("it is binary or in an encoding that cannot be read back exactly")
 
 
@@ -149,7 +155,12 @@ def _candidates(data: bytes) -> list[TextEncoding]:
     """Code pages for ``data`` in order of preference: cp1252 first when it reads as cleanly as the
     detector's best, then the detector's ranking."""
     matches = from_bytes(data)
-    ranked = [TextEncoding(_python_codec(match.encoding)) for match in matches]
+    # UTF-16/32 without a mark is binary here (step 3): the detector may still name it for a few bytes.
+    ranked = [
+        TextEncoding(codec)
+        for codec in (_python_codec(match.encoding) for match in matches)
+        if not codec.startswith(("utf-16", "utf-32"))
+    ]
     best = matches.best()
     try:
         western = data.decode("cp1252")
@@ -159,6 +170,19 @@ def _candidates(data: bytes) -> list[TextEncoding]:
     if mess_ratio(western, maximum_threshold=1.0) <= limit:
         return [TextEncoding("cp1252"), *ranked]
     return ranked
+
+
+def _plain_cp1252(data: bytes) -> str | None:
+    """The last resort when the detector names nothing (a short text dense in symbols): cp1252, when it
+    decodes the bytes and the text holds no control character but whitespace."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        return None
+    return None if _CONTROLS.search(text) else text
+
+
+_CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
 
 
 def _python_codec(name: str) -> str:
