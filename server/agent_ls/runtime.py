@@ -74,8 +74,8 @@ def build_policy(
         editor_rules: the rules of the editor settings (``agentLs.permissions.allow/ask/deny``).
         readable_dirs: folders outside the workspace whose files may be read, never written (the
             folders of user and bundled skills); secret files in them stay refused.
-        sandboxed: whether commands run in a sandbox (``sandbox.unsandboxed_reason`` is empty). False, the safe
-            side, until the caller knows.
+        sandboxed: whether commands run in a sandbox (``sandbox.unsandboxed_reason`` is empty). False,
+            the safe side, until the caller knows.
     """
     permissions = config.permissions
     paths = path_policy_for(root, config, readable_dirs)

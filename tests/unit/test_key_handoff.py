@@ -12,6 +12,10 @@ import pytest
 
 from agent_ls.key_handoff import KEYS_FD_ENV, configured_key_names, secret_names
 
+# This test process's own environment without anything the handoff would move (the suite's secrets
+# sweep plants credentials in it).
+BASE_ENV = {k: v for k, v in os.environ.items() if k not in secret_names(os.environ, set())}
+
 # Runs the start-up steps, then reports what /proc shows of this process and what it holds in memory.
 PROBE = """
 import json, os, sys
@@ -56,7 +60,7 @@ def test_key_variables_named_in_the_user_config_are_found(tmp_path: Path) -> Non
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_start_up_moves_the_keys_out_of_the_block_and_keeps_them_answerable(tmp_path: Path) -> None:
     (tmp_path / "agent-ls.toml").write_text('[providers.local]\napi_key_env = "LOCAL_LLM"\n')
-    env = {k: v for k, v in os.environ.items() if not any(w in k.upper() for w in ("KEY", "TOKEN"))}
+    env = dict(BASE_ENV)
     env |= {"AGENT_LS_CONFIG_DIR": str(tmp_path), "AGENT_LS_API_KEY": "sk-1", "GITHUB_TOKEN": "gh-2"}
     env |= {"LOCAL_LLM": "l-3", "PLAIN": "p"}
     child = subprocess.Popen([sys.executable, "-c", PROBE], env=env, stdout=subprocess.PIPE, text=True)
@@ -79,7 +83,7 @@ def test_an_editor_can_hand_the_key_over_a_pipe_so_it_is_never_in_any_environmen
     read_end, write_end = os.pipe()
     os.write(write_end, json.dumps({"AGENT_LS_API_KEY": "sk-pipe"}).encode())
     os.close(write_end)
-    env = {k: v for k, v in os.environ.items() if "KEY" not in k.upper() and "TOKEN" not in k.upper()}
+    env = dict(BASE_ENV)
     env |= {KEYS_FD_ENV: str(read_end), "AGENT_LS_CONFIG_DIR": str(tmp_path)}
     done = subprocess.run(
         [sys.executable, "-c", PROBE],

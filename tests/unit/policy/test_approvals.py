@@ -97,9 +97,8 @@ async def test_always_through_the_registry_writes_the_rule_and_stops_asking(tmp_
         VerdictGiven("c2", "bash", "allow", "bash: make test (user config)", "make test"),
     ]
     assert user_file.read_text() == '[permissions]\nallow = ["bash: make lint", "bash: make test"]\n'
-    fresh = build_policy(
-        tmp_path, load_config(EnvSnapshot({"AGENT_LS_CONFIG_DIR": str(user_file.parent)}), None), sandboxed=True
-    )
+    config = load_config(EnvSnapshot({"AGENT_LS_CONFIG_DIR": str(user_file.parent)}), None)
+    fresh = build_policy(tmp_path, config, sandboxed=True)
     assert fresh.check_command("make lint").verdict == "allow"
 
 
@@ -149,9 +148,8 @@ async def test_always_writes_a_rule_for_the_quoted_argv(tmp_path: Path) -> None:
     assert h.approver.requests[0].always == ("bash: find . -name '[*].tmp -delete'",)
     assert user_file.read_text() == """[permissions]\nallow = ["bash: find . -name '[*].tmp -delete'"]\n"""
     assert split.content == "denied by user: find . -name *.tmp -delete was not run."
-    fresh = build_policy(
-        tmp_path, load_config(EnvSnapshot({"AGENT_LS_CONFIG_DIR": str(user_file.parent)}), None), sandboxed=True
-    )
+    config = load_config(EnvSnapshot({"AGENT_LS_CONFIG_DIR": str(user_file.parent)}), None)
+    fresh = build_policy(tmp_path, config, sandboxed=True)
     assert fresh.check_command("find . -name '*.tmp -delete'").verdict == "allow"
     assert fresh.check_command("find . -name *.tmp -delete").verdict == "ask"
 
