@@ -27,7 +27,7 @@ WINDOW_CHARS = 150
 
 DESCRIPTION = (
     "Search file contents with a regular expression (ripgrep syntax), pending edits included. "
-    "Returns path:line:column:text lines, at most 200; long lines show the text around each match."
+    "Returns path:line:column:text lines, at most 200."
 )
 
 

@@ -28,7 +28,7 @@ MAX_CHARS = 28_000
 
 DESCRIPTION = (
     "Read a text file, including your pending edits. Returns numbered lines (from 1), at most 2000 "
-    "per call; page with offset and limit, and inside a long line with column."
+    "per call; page with offset, limit and column."
 )
 
 
