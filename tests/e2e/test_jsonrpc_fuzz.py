@@ -26,7 +26,7 @@ import pytest
 
 from tests.support.corpus import CORPUS, corpus_params
 from tests.support.model_server import FakeModelServer
-from tests.support.raw_lsp import RawServer, frame
+from tests.support.raw_lsp import RawServer, ServerPool, frame
 
 LONG = os.environ.get("AGENT_LS_FUZZ_LONG") == "1"
 HUGE_BYTES = 300 * 1024 * 1024 if LONG else 8 * 1024 * 1024
@@ -39,48 +39,12 @@ RESULT = 0  # an expected answer: a result, no error
 ANSWERED = 1  # an expected answer: a result or an error (a cancelled request may get either)
 
 
-class Servers:
-    """One server for the module, started again if a case ended it (that case then fails)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.workspace = root / "ws"
-        self.workspace.mkdir()
-        (self.workspace / "main.py").write_text("x = 1\n")
-        self.current: RawServer | None = None
-        self.started = 0
-
-    def get(self) -> RawServer:
-        if self.current is None or self.current.process.poll() is not None:
-            home = self.root / f"home{self.started}"
-            home.mkdir()
-            self.current = RawServer(self.workspace, home)
-            self.current.initialize()
-            self.started += 1
-        return self.current
-
-
 @pytest.fixture(scope="module")
-def servers() -> Iterator[Servers]:
+def servers() -> Iterator[ServerPool]:
     with tempfile.TemporaryDirectory(prefix="agent-ls-fuzz-") as root:
-        pool = Servers(Path(root))
+        pool = ServerPool(Path(root))
         yield pool
-        if pool.current is not None:
-            pool.current.kill()
-
-
-def check_healthy(server: RawServer, what: str) -> None:
-    """The server answers a valid request, and has shown no traceback and no "Error in server"."""
-    assert isinstance(server.ping()["files"], list), what
-    assert not server.tracebacks(), f"{what}: {server.describe()}"
-    errors = [
-        n["params"]["message"]
-        for n in server.notifications
-        if n["method"] == "window/showMessage" and n["params"]["type"] == 1
-    ]
-    assert not errors, f"{what}: {errors}"
-    repeated = {msg_id: count for msg_id, count in server.answers.items() if count > 1}
-    assert not repeated, f"{what}: requests answered more than once: {repeated}"
+        pool.close()
 
 
 def message(msg_id: int | None, method: str, params: Any) -> dict[str, Any]:
@@ -312,7 +276,7 @@ CASE_NAMES = [case.name for case in _cases(Path("/ws"), huge=0, document=0)]
 
 
 @pytest.mark.parametrize("index", range(len(CASE_NAMES)), ids=CASE_NAMES)
-def test_the_server_gets_through_each_case(servers: Servers, index: int) -> None:
+def test_the_server_gets_through_each_case(servers: ServerPool, index: int) -> None:
     server = servers.get()
     case = _cases(servers.workspace)[index]
     server.write(case.data)
@@ -320,7 +284,7 @@ def test_the_server_gets_through_each_case(servers: Servers, index: int) -> None
         reply = server.response(msg_id)
         code = reply["error"]["code"] if "error" in reply else RESULT
         assert code == expected or expected == ANSWERED, reply
-    check_healthy(server, case.name)
+    server.assert_healthy(case.name)
 
 
 def _wedge_cases() -> list[tuple[str, bytes]]:
@@ -335,11 +299,11 @@ def _wedge_cases() -> list[tuple[str, bytes]]:
 @pytest.mark.parametrize(
     "case", corpus_params(_wedge_cases() if CORPUS.is_dir() else [], lambda case: case[0])
 )
-def test_corpus_wedge_frames_are_followed_by_an_answer(servers: Servers, case: tuple[str, bytes]) -> None:
+def test_corpus_wedge_frames_are_followed_by_an_answer(servers: ServerPool, case: tuple[str, bytes]) -> None:
     label, garbage = case
     server = servers.get()
     server.write(garbage)
-    check_healthy(server, label)
+    server.assert_healthy(label)
 
 
 def test_an_unreadable_answer_of_the_editor_fails_its_request_instead_of_hanging(
@@ -375,4 +339,39 @@ def test_an_unreadable_answer_of_the_editor_fails_its_request_instead_of_hanging
         assert reason.startswith("the editor declined the edit (the answer could not be read: "), reason
         assert "required field missing @ $.result.applied" in reason, reason
         assert not (workspace / "new.py").exists()
-        check_healthy(server, "unreadable applyEdit answer")
+        server.assert_healthy("unreadable applyEdit answer")
+
+
+def test_requests_after_shutdown_are_refused_and_exit_ends_the_process(tmp_path: Path) -> None:
+    """LSP 3.17: after ``shutdown`` requests error with InvalidRequest; ``exit`` then ends with code 0."""
+    (tmp_path / "home").mkdir()
+    with RawServer(tmp_path, tmp_path / "home") as server:
+        server.initialize()
+        assert server.request("shutdown") == {"jsonrpc": "2.0", "id": 2, "result": None}
+        after = [
+            server.command("agent.proposal"),
+            server.request("textDocument/hover", {"textDocument": {"uri": "file:///x"}, "position": {}}),
+            server.request("foo/bar"),
+            server.request("shutdown"),
+        ]
+        assert [reply["error"]["code"] for reply in after] == [INVALID_REQUEST] * 4, after
+        assert after[0]["error"]["message"] == "workspace/executeCommand: the server is shutting down"
+        server.notify("textDocument/didOpen", {"textDocument": 1})
+        server.notify("exit")
+        assert server.wait_exit(timeout_s=10) == 0
+        assert not server.tracebacks(), server.describe()
+
+
+@pytest.mark.parametrize("ending", ["exit without shutdown", "end of input"])
+def test_the_process_ends_without_shutdown(tmp_path: Path, ending: str) -> None:
+    """``exit`` before ``shutdown`` ends with code 1 (LSP 3.17); the end of stdin ends the process."""
+    (tmp_path / "home").mkdir()
+    with RawServer(tmp_path, tmp_path / "home") as server:
+        server.initialize()
+        if ending == "end of input":
+            assert server.process.stdin is not None
+            server.process.stdin.close()
+        else:
+            server.notify("exit")
+        assert server.wait_exit(timeout_s=10) == (1 if ending.startswith("exit") else 0)
+        assert not server.tracebacks(), server.describe()

@@ -3,8 +3,9 @@ library would (malformed frames, wrong types, floods).
 
 ``RawServer`` writes bytes as given and reads the server's output with a strict frame parser (the
 server's own frames must be well-formed). It answers every request the server sends with a null result
-(as a plain editor without those features would) or with what ``replies`` holds for the method, records notifications and stderr, and counts the
-responses to each request id, so a test can check that every request was answered exactly once.
+(as a plain editor without those features would) or with what ``replies`` holds for the method,
+records notifications and stderr, and counts the responses to each request id, so a test can check
+that every request was answered exactly once.
 
 Usage::
 
@@ -159,6 +160,20 @@ class RawServer:
                 self._changed.wait(left)
             return self._responses[msg_id]
 
+    def assert_healthy(self, what: str) -> None:
+        """The server answers a valid request, has written no traceback, sent no "Error in server" popup
+        (``window/showMessage`` of type Error) and answered no request twice. ``what`` names the step."""
+        assert isinstance(self.ping()["files"], list), what
+        assert not self.tracebacks(), f"{what}: {self.describe()}"
+        popups = [
+            n["params"]["message"]
+            for n in self.notifications
+            if n["method"] == "window/showMessage" and n["params"]["type"] == 1
+        ]
+        assert not popups, f"{what}: {popups}"
+        repeated = {msg_id: count for msg_id, count in self.answers.items() if count > 1}
+        assert not repeated, f"{what}: requests answered more than once: {repeated}"
+
     def notification(self, method: str, timeout_s: float = ANSWER_TIMEOUT_S) -> dict[str, Any]:
         """The first notification ``method`` the server sent (waiting for it)."""
         deadline = time.monotonic() + timeout_s
@@ -254,3 +269,29 @@ def _read_frame(stream: Any) -> dict[str, Any] | None:
         return None
     message: dict[str, Any] = json.loads(body)
     return message
+
+
+class ServerPool:
+    """One server for a test module, started again (initialized) when a test ended it; that test fails
+    on its own, the next ones get a fresh server. Its workspace holds ``main.py``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.workspace = root / "ws"
+        self.workspace.mkdir()
+        (self.workspace / "main.py").write_text("x = 1\n")
+        self.current: RawServer | None = None
+        self.started = 0
+
+    def get(self) -> RawServer:
+        if self.current is None or self.current.process.poll() is not None:
+            home = self.root / f"home{self.started}"
+            home.mkdir()
+            self.current = RawServer(self.workspace, home)
+            self.current.initialize()
+            self.started += 1
+        return self.current
+
+    def close(self) -> None:
+        if self.current is not None:
+            self.current.kill()

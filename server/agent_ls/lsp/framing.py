@@ -12,7 +12,8 @@ Reading follows LSP 3.17 "Base Protocol" and tolerates what RFC 7230 lets a reci
 - lines ended by LF alone (RFC 7230 §3.5), and blank lines before a header block.
 What it cannot read, it skips up to the next ``Content-Length: N`` line:
 - a header block without a valid Content-Length (missing, not a number, two different ones);
-- bytes that are not a header line (junk), and a line longer than ``MAX_LINE_BYTES``;
+- bytes that are not a header line (junk), a header block longer than ``MAX_HEADER_BYTES``, and a
+  header line with a ``Content-Length: N`` line glued to its end (junk without a line end before a frame);
 - a body holding a ``Content-Length: N`` line followed by a line end: valid JSON never holds one (a raw
   line break is allowed only between tokens, and a header name is no JSON token), so that is the next
   frame, and the body before it was shorter than declared. A short body is thus found without waiting;
@@ -118,8 +119,9 @@ class FrameDecoder:
 
     def close(self) -> list[Event]:
         """At the end of the stream: what is left, skipped."""
-        if self._body_length is not None and self._buffer:
-            self._skip(len(self._buffer), f"the stream ended inside a message of {self._body_length} bytes")
+        if self._body_length is not None:
+            reason = f"the stream ended inside a message of {self._body_length} bytes"
+            self._skip(self._header_bytes + len(self._buffer), reason)
         elif self._buffer.strip():
             self._skip(len(self._buffer), "the stream ended inside a header block")
         self._buffer.clear()
@@ -150,11 +152,12 @@ class FrameDecoder:
                 self._resync(len(buffer), _JUNK, line_open=True)
                 return True
             line = bytes(buffer[pos:end]).rstrip(b"\r")
+            glued = _LENGTH_LINE.search(buffer, pos + 1, end + 1)  # junk before a Content-Length line
             pos = end + 1
             if not line.strip():
                 break
             field = _FIELD.fullmatch(line)
-            if field is None:
+            if field is None or glued is not None:
                 self._resync(pos, _JUNK)
                 return True
             if field[1].lower() != b"content-length" or problem is not None:

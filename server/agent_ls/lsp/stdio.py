@@ -25,6 +25,7 @@ import asyncio
 import concurrent.futures
 import json
 import logging
+import os
 import re
 import sys
 import threading
@@ -68,6 +69,7 @@ def serve(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryI
 
 async def _serve(server: LanguageServer, stdin: BinaryIO, writer: StdoutWriter) -> None:
     loop = asyncio.get_running_loop()
+    loop.set_exception_handler(_quiet_cancellations)
     chunks: asyncio.Queue[bytes] = asyncio.Queue(maxsize=_QUEUED_CHUNKS)
     threading.Thread(target=_pump, args=(stdin, loop, chunks), name="agent-ls stdin", daemon=True).start()
     decoder = FrameDecoder()
@@ -84,9 +86,27 @@ async def _serve(server: LanguageServer, stdin: BinaryIO, writer: StdoutWriter) 
             return
 
 
+def _quiet_cancellations(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """pygls resumes a generator handler (initialized, executeCommand) from its inner handler's future
+    even when that future was cancelled (at ``shutdown``, or when ``exit`` ends the loop), and the
+    CancelledError escapes as an "Exception in callback" traceback. Those are dropped; anything else
+    is reported as asyncio would."""
+    if not isinstance(context.get("exception"), asyncio.CancelledError):
+        loop.default_exception_handler(context)
+
+
 def _pump(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue[bytes]) -> None:
     """Read ``stdin`` into ``chunks`` until end of input (an empty chunk), or until the loop is gone."""
-    read = getattr(stdin, "read1", stdin.read)
+    try:
+        fd = stdin.fileno()
+    except (OSError, ValueError, AttributeError):  # not a file (a test's BytesIO)
+        read = getattr(stdin, "read1", stdin.read)
+    else:
+        # The descriptor, not the buffered reader: this daemon thread blocked inside the reader would
+        # hold its lock at interpreter exit, and CPython aborts on that (SIGABRT instead of exit 0).
+        def read(size: int) -> bytes:
+            return os.read(fd, size)
+
     while True:
         try:
             chunk: bytes = read(CHUNK_BYTES)
