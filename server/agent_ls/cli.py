@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import importlib
 import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -38,6 +39,8 @@ from agent_ls import __version__
 from agent_ls.terminal_text import guard_std_streams
 
 EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+MAX_STDIN_TASK_CHARS = 1_000_000
+"""The longest task ``agent-ls run -`` reads from standard input."""
 EXIT_BY_VERDICT = {"allow": 0, "ask": 10, "deny": 20}
 
 
@@ -51,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("serve", help="run the language server on stdio (for editors)")
 
     run = sub.add_parser("run", help="run a task headless; transcript on stderr, diff on stdout")
-    run.add_argument("task", help="what the agent should do")
+    run.add_argument("task", help="what the agent should do; - reads it from standard input")
     run.add_argument("--model", help="model string: <provider>/<model> or replay:<path>")
     run.add_argument("--workspace", type=Path, default=Path.cwd(), help="workspace root (default: cwd)")
     run.add_argument("--max-turns", type=int, default=None, help="stop after N turns (default 15)")
@@ -98,6 +101,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``agent-ls`` command; returns its exit code. A reader that goes away (``agent-ls policy
+    check ... | head -1``) ends it quietly with 141 (128 + SIGPIPE), as shell tools do."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the flush at exit must not fail again
+        return 128 + 13
+
+
+def _main(argv: Sequence[str] | None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     # Every subcommand's terminal output shows control characters escaped; serve's stdout is JSON-RPC.
     guard_std_streams(stdout=given[:1] != ["serve"])
@@ -130,6 +146,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return inspect_cli.main(args)
     from agent_ls.headless import run_headless
 
+    if args.task == "-":
+        args.task = sys.stdin.read(MAX_STDIN_TASK_CHARS + 1)
+        if len(args.task) > MAX_STDIN_TASK_CHARS:
+            print(f"agent-ls: the task on stdin is over {MAX_STDIN_TASK_CHARS:,} characters", file=sys.stderr)
+            return EXIT_USAGE
     if args.max_turns is not None and args.max_turns < 1:
         print("agent-ls: --max-turns must be at least 1", file=sys.stderr)
         return EXIT_USAGE
@@ -140,6 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"agent-ls: workspace {args.workspace} is not a directory", file=sys.stderr)
         return EXIT_USAGE
     file = args.file.resolve() if args.file is not None else None
+    if file is not None and not file.exists():
+        print(f"agent-ls: --file {args.file} does not exist", file=sys.stderr)
+        return EXIT_USAGE
     if file is not None and not file.is_relative_to(args.workspace.resolve()):
         print(f"agent-ls: --file {args.file} is not inside the workspace {args.workspace}", file=sys.stderr)
         return EXIT_USAGE

@@ -52,6 +52,7 @@ TERMINAL_REPLIES: dict[str, ApprovalReply] = {
 # The first word of the answer, then (after "n") what the user wants the model to know.
 _ANSWER = re.compile(r"\s*(\w+)\W*(.*)", re.DOTALL)
 EXIT_USAGE = 2
+MAX_UNREADABLE_ANSWERS = 3
 EXIT_BY_STATUS = {"done": 0, "stopped": 1, "error": 1, "cancelled": 130}
 
 
@@ -60,8 +61,9 @@ class TerminalApprover:
 
     Answers: ``y`` (once), ``s`` (this session), ``a`` (always: the allow rule goes to the user config;
     offered only when the policy allows it, else read as once), ``n`` (deny; any text after it goes
-    to the model as the user's feedback: ``n use make test instead``). Any other text denies and is
-    passed on whole as feedback; an empty line denies.
+    to the model as the user's feedback: ``n use make test instead``). An empty line (or the end of
+    input) denies. Anything else is not an answer: the question is asked again, up to
+    ``MAX_UNREADABLE_ANSWERS`` times, then denied; such text never reaches the model.
     """
 
     def __init__(self, *, yes: bool) -> None:
@@ -70,19 +72,28 @@ class TerminalApprover:
     async def ask(self, request: ApprovalRequest) -> Approval:
         subject = visible(request.subject, newlines=False)
         if self._yes:
-            print(f"  (--yes) allowing {request.tool_name}: {subject}", file=sys.stderr)
-            return Approval("once")
+            return Approval("once", unasked="--yes")
         if not sys.stdin.isatty():
             print(
-                f"  denied {request.tool_name}: {subject} (no terminal to ask; use --yes)",
+                f"  (no terminal to ask about {request.tool_name}: {subject}; --yes allows it)",
                 file=sys.stderr,
             )
-            return DENIED
+            return Approval("deny", unasked="headless")
         print(f"\n{terminal_prompt(request)}", file=sys.stderr)
         always = " / [a]lways" if request.always else ""
-        return parse_answer(
-            await _read_line(f"  [y]es once / [s]ession{always} / [n]o (then why)? "), request
-        )
+        for _ in range(MAX_UNREADABLE_ANSWERS):
+            approval = parse_answer(
+                await _read_line(f"  [y]es once / [s]ession{always} / [n]o (then why)? "), request
+            )
+            if approval is not None:
+                return approval
+            print(
+                "  (not an answer: type y, s"
+                + (", a" if always else "")
+                + " or n; 'n <why>' tells the model why)",
+                file=sys.stderr,
+            )
+        return DENIED
 
 
 def terminal_prompt(request: ApprovalRequest) -> str:
@@ -100,18 +111,20 @@ def terminal_prompt(request: ApprovalRequest) -> str:
     return "\n".join(lines)
 
 
-def parse_answer(answer: str, request: ApprovalRequest) -> Approval:
-    """Read a terminal answer (see ``TerminalApprover``); "" and unknown words deny."""
+def parse_answer(answer: str, request: ApprovalRequest) -> Approval | None:
+    """Read a terminal answer (see ``TerminalApprover``): "" (or the end of input) denies; an answer
+    whose first word is not a reply is None (asked again, never passed to the model as a reason)."""
     found = _ANSWER.match(answer)
     if found is None:
-        return DENIED
-    reply = TERMINAL_REPLIES.get(found[1].lower(), "deny")
+        return None if answer.strip() else DENIED
+    if found[1].lower() not in TERMINAL_REPLIES:
+        return None
+    reply = TERMINAL_REPLIES[found[1].lower()]
     if reply == "always" and not request.always:
         print("  (always is not available here; allowing once)", file=sys.stderr)
         return Approval("once")
     if reply == "deny":
-        rest = found[2].strip() if found[1].lower() in TERMINAL_REPLIES else answer.strip()
-        return Approval("deny", feedback=rest or None)
+        return Approval("deny", feedback=found[2].strip() or None)
     return Approval(reply)
 
 

@@ -87,12 +87,14 @@ def test_ask_without_a_terminal_is_denied_and_yes_allows(tmp_path: Path) -> None
         "run", "x", "--model", _script(tmp_path, steps), "--workspace", str(root), cwd=tmp_path
     )
     assert denied.returncode == 0
-    assert "denied bash: touch made-by-agent (no terminal to ask; use --yes)" in denied.stderr
-    assert "denied by user" in denied.stderr
+    assert "(no terminal to ask about bash: touch made-by-agent; --yes allows it)" in denied.stderr
+    assert "no one to ask: denied (headless)): touch made-by-agent" in denied.stderr  # issue 12.16
+    assert "denied by user" not in denied.stderr  # nobody was asked
     allowed = _agent_ls(
         "run", "x", "--model", _script(tmp_path, steps), "--workspace", str(root), "--yes", cwd=tmp_path
     )
-    assert "(--yes) allowing bash: touch made-by-agent" in allowed.stderr and "exit code 0" in allowed.stderr
+    assert "no one to ask: allowed (--yes)): touch made-by-agent" in allowed.stderr
+    assert "exit code 0" in allowed.stderr
     assert not (root / "made-by-agent").exists()  # it ran in the shadow copy
 
 

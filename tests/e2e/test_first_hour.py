@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 import time
@@ -64,3 +65,94 @@ def test_a_composed_name_edits_the_decomposed_file_and_a_miss_names_the_closest(
     assert sorted(p.name for p in root.iterdir()) == [stored]  # the same file, no second one
     assert (root / stored).read_bytes() == b"x = 2\n"
     assert f"file not found: 'cafe.py'; the closest existing entry is '{stored}'" in done.stderr
+
+
+def _replay(tmp_path: Path, steps: list[dict[str, object]]) -> str:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    return f"replay:{script}"
+
+
+ASKS = [{"tool_calls": [{"name": "bash", "arguments": {"command": "make lint"}}]}, {"content": "ok"}]
+
+
+def test_without_a_terminal_nobody_is_said_to_have_answered(tmp_path: Path) -> None:
+    done = _agent_ls(
+        "run", "lint", "--model", _replay(tmp_path, ASKS), "--workspace", str(tmp_path), cwd=tmp_path
+    )
+    assert (
+        "permission deny (fallback: no rule matches, no one to ask: denied (headless)): make lint"
+        in done.stderr
+    )
+    assert "user answered" not in done.stderr
+    assert "✗ bash: denied: make lint was not run (" in done.stderr  # what the model reads says so too
+
+
+def test_an_answer_that_is_not_one_is_asked_again_and_never_reaches_the_model(tmp_path: Path) -> None:
+    primary, secondary = pty.openpty()
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "agent_ls", "run", "lint", "--model", _replay(tmp_path, ASKS)],
+        cwd=tmp_path,
+        env={**base, "AGENT_LS_CONFIG_DIR": os.environ["AGENT_LS_CONFIG_DIR"]},
+        stdin=secondary,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.write(primary, b"rm -rf the tests please\nn\n")
+    _, stderr = child.communicate(timeout=60)
+    os.close(primary)
+    os.close(secondary)
+    assert "(not an answer: type y, s, a or n; 'n <why>' tells the model why)" in stderr
+    assert "permission deny (fallback: no rule matches, user answered deny): make lint" in stderr
+    assert "✗ bash: denied by user: make lint was not run." in stderr
+    assert "The user said" not in stderr
+
+
+def test_the_task_can_come_from_standard_input(tmp_path: Path) -> None:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
+    task = "a task too long for a command line " * 20_000
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_ls",
+            "run",
+            "-",
+            "--model",
+            _replay(tmp_path, [{"content": "read it"}]),
+        ],
+        cwd=tmp_path,
+        env={**base, "AGENT_LS_CONFIG_DIR": os.environ["AGENT_LS_CONFIG_DIR"]},
+        input=task,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "run started with replay:" in done.stderr and ": a task too long for a command line" in done.stderr
+
+
+def test_a_focus_file_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> None:
+    done = _agent_ls("run", "x", "--model", _replay(tmp_path, ASKS), "--file", "nope.py", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (2, "agent-ls: --file nope.py does not exist\n")
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path: Path) -> None:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
+    command = "; ".join(f"ls f{i}" for i in range(5000))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "agent_ls", "policy", "check", "--json", "--", command],
+        cwd=tmp_path,
+        env={**base, "AGENT_LS_CONFIG_DIR": os.environ["AGENT_LS_CONFIG_DIR"]},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.readline()
+    child.stdout.close()  # as `| head -1` does
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=60) == 141
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr

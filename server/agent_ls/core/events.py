@@ -112,6 +112,8 @@ class VerdictGiven:
         approval: the user's reply when the policy said ask (``once``, ``session``, ``always``,
             ``deny``), else None.
         subject: what was judged: the command or the path.
+        unasked: with ``approval``, why nobody was actually asked (``headless``, ``--yes``): the reply
+            was a default; "" when the user answered.
     """
 
     call_id: str
@@ -120,6 +122,7 @@ class VerdictGiven:
     rule: str
     subject: str
     approval: str | None = None
+    unasked: str = ""
 
 
 @dataclass(frozen=True)

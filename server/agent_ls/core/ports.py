@@ -101,10 +101,14 @@ class Approval:
             config); ``deny``.
         feedback: with ``deny``, what the user wants the model to know (it reads it in the tool
             result), or None.
+        unasked: why nobody was asked, when the reply is a default rather than the user's answer
+            (``headless``: no terminal, or an editor that cannot show prompts; ``--yes``); "" when the
+            user answered.
     """
 
     reply: ApprovalReply
     feedback: str | None = None
+    unasked: str = ""
 
 
 DENIED = Approval("deny")

@@ -66,8 +66,11 @@ def line_for(event: Event) -> str | None:
             return f"  ⚠ not loaded: images or embeds in the model's text, from {shown} (shown as text)"
         case ToolCallStarted(name=name, arguments=arguments):
             return f"→ {_clip(name)} {_clip(arguments, 300)}"
-        case VerdictGiven(verdict=verdict, rule=rule, subject=subject, approval=approval):
-            asked = f", user answered {approval}" if approval else ""
+        case VerdictGiven(verdict=verdict, rule=rule, subject=subject, approval=approval, unasked=unasked):
+            if unasked:
+                asked = f", no one to ask: {'denied' if verdict == 'deny' else 'allowed'} ({unasked})"
+            else:
+                asked = f", user answered {approval}" if approval else ""
             return f"  permission {verdict} ({_clip(rule)}{asked}): {_clip(subject, 200)}"
         case ToolCallFinished(name=name, is_error=is_error, output=output):
             first = output.strip().splitlines()[0] if output.strip() else "(no output)"

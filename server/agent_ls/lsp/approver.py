@@ -90,7 +90,7 @@ class LspApprover:
                     f"show permission prompts; headless default is {headless}: agentLs.permissions.headless)",
                 )
             )
-            return DENIED if headless == "deny" else Approval("once")
+            return Approval("deny" if headless == "deny" else "once", unasked="headless")
         titles = [title for title in _REPLIES if title != ALLOW_ALWAYS or request.always]
         try:
             reply = await self._ls.window_show_message_request_async(

@@ -219,8 +219,12 @@ class ToolRegistry:
         reply = approval.reply
         if reply == "always" and not decision.always:
             reply = "once"  # the approver offered what the request did not (a broken contract)
+        unasked = approval.unasked
         if reply == "deny":
-            emit(VerdictGiven(call_id, tool.name, "deny", decision.rule, decision.subject, approval=reply))
+            emit(VerdictGiven(call_id, tool.name, "deny", decision.rule, decision.subject, reply, unasked))
+            if unasked:
+                why = f"({decision.reason or decision.rule}); nobody could be asked ({unasked})"
+                return f"denied: {decision.subject} was not run {why}.", None
             feedback = (approval.feedback or "").strip()
             said = f" The user said: {feedback}" if feedback else ""
             return f"denied by user: {decision.subject} was not run.{said}", None
@@ -230,7 +234,7 @@ class ToolRegistry:
             problem = self._policy.allow_always(decision)
             if problem is not None:
                 log.warning("'Always allow' for %s: %s; allowed for this session", decision.subject, problem)
-        emit(VerdictGiven(call_id, tool.name, "allow", decision.rule, decision.subject, approval=reply))
+        emit(VerdictGiven(call_id, tool.name, "allow", decision.rule, decision.subject, reply, unasked))
         return None, rel
 
     async def _run(self, tool: Tool[Any], args: BaseModel) -> _Result:

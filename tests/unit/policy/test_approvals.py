@@ -197,10 +197,12 @@ EXPLICIT = ApprovalRequest(
         ("", REQUEST, Approval("deny")),
         ("n use make test instead", REQUEST, Approval("deny", "use make test instead")),
         ("no, not now", REQUEST, Approval("deny", "not now")),
-        ("please run the linter first", REQUEST, Approval("deny", "please run the linter first")),
+        ("please run the linter first", REQUEST, None),  # not an answer: asked again (issue 12.16)
+        ("maybe", REQUEST, None),
+        ("?!", REQUEST, None),
     ],
 )
-def test_terminal_answers(answer: str, request_: ApprovalRequest, approval: Approval) -> None:
+def test_terminal_answers(answer: str, request_: ApprovalRequest, approval: Approval | None) -> None:
     assert parse_answer(answer, request_) == approval
 
 
