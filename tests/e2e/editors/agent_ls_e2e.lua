@@ -25,6 +25,7 @@ local result = {
   apply = vim.NIL, -- the agent.applyProposal response: {result = ...} or {error = ...}
   apply_edits = {}, -- the workspace/applyEdit params the server sent
   proposal_after = vim.NIL, -- the agent.proposal response after applying or discarding
+  empty_table = vim.NIL, -- responses to commands given an empty Lua table (sent as [])
   buffer = vim.NIL, -- the buffer text at the end (unsaved)
   modified = vim.NIL,
   capabilities = vim.NIL, -- what this editor declared (for the report)
@@ -136,6 +137,12 @@ local function main()
 
   result.apply = command(client, bufnr, "agent.applyProposal", { sessionId = session_id })
   result.proposal_after = command(client, bufnr, "agent.proposal", { sessionId = session_id })
+  -- An empty Lua table goes on the wire as [] (issue 12.14): it means "the latest session".
+  result.empty_table = {
+    proposal = command(client, bufnr, "agent.proposal", {}),
+    cancel = command(client, bufnr, "agent.cancel", {}),
+    applyProposal = command(client, bufnr, "agent.applyProposal", {}),
+  }
   result.buffer = buffer_text(bufnr)
   result.modified = vim.api.nvim_buf_get_option(bufnr, "modified")
 

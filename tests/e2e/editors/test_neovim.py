@@ -67,6 +67,13 @@ def test_neovim_runs_asks_and_applies_only_on_apply(
 
     # The proposal is gone either way: applied, or discarded by the user's answer.
     assert result["proposal_after"] == {"result": {"files": []}}, report
+    assert result["empty_table"] == {
+        "proposal": {"result": {"files": []}},
+        "cancel": {"result": {"cancelled": False}},
+        "applyProposal": {
+            "result": {"applied": False, "failureReason": "there is no proposed change to apply"}
+        },
+    }, report
     assert sample_text(workspace) == disk_before  # Neovim edits the buffer; nothing is saved
     assert result["modified"] is True
     if apply == "Apply":
