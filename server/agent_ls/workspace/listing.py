@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pathspec
 
+from agent_ls.core.errors import ToolError
+
 _ALWAYS_SKIPPED = ".git"
 
 
@@ -46,11 +48,19 @@ class Selection:
 
     @classmethod
     def of(cls, rel_dir: str, pattern: str | None) -> Selection:
-        """The selection for ``pattern``, a gitignore-style glob (``*.py``, ``.github/**``) or None."""
+        """The selection for ``pattern``, a gitignore-style glob (``*.py``, ``.github/**``) or None.
+
+        Raises:
+            ToolError: ``pattern`` is not a glob pathspec can read (the model reads why).
+        """
         if not pattern:
             return cls(rel_dir, None, False)
         pattern = pattern.removeprefix("./")
-        return cls(rel_dir, pathspec.GitIgnoreSpec.from_lines([pattern]), names_hidden(pattern))
+        try:
+            spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+        except ValueError as exc:  # pathspec's GitIgnorePatternError: a trailing "\\", a bad range
+            raise ToolError(f"invalid pattern {pattern!r}: {exc}; use a glob such as **/*.py") from exc
+        return cls(rel_dir, spec, names_hidden(pattern))
 
     def covers(self, rel: str) -> bool:
         """True when ``rel`` is under ``rel_dir``, outside ``.git``, not hidden below it (unless wanted)."""
@@ -87,12 +97,29 @@ class IgnoreFile:
             text = (real_root / base / ".gitignore").read_text(encoding="utf-8", errors="replace")
         except OSError:
             return None
-        return cls(base, pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
+        lines = text.splitlines()
+        try:
+            return cls(base, pathspec.GitIgnoreSpec.from_lines(lines))
+        except ValueError:
+            return cls(base, pathspec.GitIgnoreSpec.from_lines(_readable_lines(lines)))
 
     def verdict(self, rel: str, is_dir: bool) -> bool | None:
         """True (ignored), False (re-included by ``!``) or None (no pattern matched)."""
         local = rel if self.base == "." else rel[len(self.base) + 1 :]
         return self.spec.check_file(local + "/" if is_dir else local).include
+
+
+def _readable_lines(lines: list[str]) -> list[str]:
+    """The lines of a ``.gitignore`` that pathspec can read; Git too ignores a pattern it cannot use (a
+    line ending in an unescaped ``\\``), so one bad line does not break listing the workspace."""
+    readable = []
+    for line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except ValueError:
+            continue
+        readable.append(line)
+    return readable
 
 
 def is_ignored(ignores: list[IgnoreFile], rel: str, is_dir: bool) -> bool:

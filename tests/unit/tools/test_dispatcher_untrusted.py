@@ -102,3 +102,24 @@ async def test_every_bad_field_is_named_even_an_empty_or_invisible_one(session: 
         '- "": Extra inputs are not permitted',
         "- ok_key: Extra inputs are not permitted",
     ]
+
+
+async def test_a_glob_pathspec_cannot_read_is_an_invalid_pattern_error(session: Session) -> None:
+    """Found by the dispatcher fuzz: list_files with pattern "\\" ended in 'failed: GitIgnorePatternError'."""
+    is_error, output, _ = await call(session, "list_files", '{"pattern": "\\\\"}')
+    assert (is_error, output) == (
+        True,
+        "Error: invalid pattern '\\\\': Invalid git pattern: '\\\\'; use a glob such as **/*.py",
+    )
+
+
+async def test_a_gitignore_line_pathspec_cannot_read_is_skipped_as_git_does(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("\\\nsecret-notes.txt\n", encoding="utf-8")
+    (tmp_path / "secret-notes.txt").write_text("x\n", encoding="utf-8")
+    (tmp_path / "kept.txt").write_text("y\n", encoding="utf-8")
+    session = Session(root=tmp_path, approver=Deny(), environ={"PATH": os.environ.get("PATH", "")})
+    try:
+        is_error, output, _ = await call(session, "list_files", "{}")
+        assert (is_error, output) == (False, "kept.txt")
+    finally:
+        session.close()
