@@ -1,7 +1,8 @@
 """Custom agent-ls messages on the wire: ``agent.*`` commands and ``agent/*`` notifications.
 
-Commands (``workspace/executeCommand``) take exactly one camelCase object in ``arguments`` and return an
-object. Mirrored by ``clients/vscode/src/protocol.ts``. This is a contract: later issues add fields and
+Commands (``workspace/executeCommand``) take one camelCase object in ``arguments`` (no argument, in any
+of the ways clients say it, is an empty object: ``lsp/command_args.py``) and return an object. Mirrored
+by ``clients/vscode/src/protocol.ts``. This is a contract: later issues add fields and
 messages, never rename them.
 
 | command | argument | returns |
