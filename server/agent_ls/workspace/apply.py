@@ -36,16 +36,17 @@ def disk_stale_reason(root: Path, change: FileChange) -> str | None:
             else None
         )
     try:
-        current = path.read_bytes()
+        read = change.encoding.encode(change.base_text)
+    except UnicodeEncodeError:
+        read = None
+    try:
+        # The size first: a file that grew (to 2 GiB, say) is stale without being read whole.
+        same = read is not None and path.stat().st_size == len(read) and path.read_bytes() == read
     except FileNotFoundError:
         return f"{change.path} was deleted since the agent read it"
     except OSError as exc:
         return f"{change.path} can no longer be read: {exc.strerror or exc}"
-    try:
-        read = change.encoding.encode(change.base_text)
-    except UnicodeEncodeError:
-        read = None
-    return None if current == read else f"{change.path} changed on disk since the agent read it"
+    return None if same else f"{change.path} changed on disk since the agent read it"
 
 
 def apply_proposal(root: Path, changes: Sequence[FileChange]) -> ApplyOutcome:

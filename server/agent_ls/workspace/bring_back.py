@@ -7,8 +7,10 @@ command changed, created or deleted (``ShadowCopy.changes_since``), in path orde
 2. a changed file comes back (``Overlay.propose``) when it is a regular file of at most
    ``max_file_bytes``, its bytes are text in the file's own encoding (a legacy file stays in its code
    page; a new file's encoding is detected, ``file_encoding.decode``), its path passes the path rules
-   and ``may_propose`` (the permission engine's edit verdict), and the proposal accepts it (not changed
-   by the user since the agent read it, at most ``MAX_FILES_BROUGHT_BACK`` files per command);
+   and ``may_propose`` (the permission engine's edit verdict), the workspace's version is still the one
+   the command ran on (the user did not save or type meanwhile: its output would undo that), and the
+   proposal accepts it (not changed since the agent read it, at most ``MAX_FILES_BROUGHT_BACK`` files
+   per command);
 3. anything else is undone in the copy at the next sync, and *left out*: each such file is named with
    its reason in a note after the command's output, and in ``BroughtBack.left_out`` so that the run's
    end names it too (a change is never dropped silently). Deletions are left out as well: a proposal
@@ -124,6 +126,8 @@ async def _propose_from_copy(
     text, encoding = decoded
     if may_propose is not None and not may_propose(rel):
         return "refused by the policy"
+    if shadow.moved_since_sync(rel, overlay.unsaved_file(rel)):
+        return "the file changed in the workspace while the command ran; run it again"
     if current == text:
         return False
     try:

@@ -258,6 +258,14 @@ class Overlay:
         files.update((rel, change.encoding.encode(change.new_text)) for rel, change in self._pending.items())
         return files
 
+    def unsaved_file(self, rel: str) -> bytes | None:
+        """The bytes ``unsaved_files`` gives for ``rel`` (its pending edit, else its open buffer), or None."""
+        pending = self._pending.get(rel)
+        if pending is not None:
+            return pending.encoding.encode(pending.new_text)
+        buffer = self._buffer(rel)
+        return None if buffer is None else _encoded(buffer.text, self._disk_encoding(rel))
+
     def list_files(self, rel_dir: str, pattern: str | None, limit: int) -> tuple[list[str], int]:
         """Files under ``rel_dir``, recursively: the first ``limit`` sorted paths and the total count.
 

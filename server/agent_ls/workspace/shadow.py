@@ -235,6 +235,23 @@ class ShadowCopy:
                 if rel in self._written:
                     self._written[rel] = (b"", None)  # never matches: the text is written again
 
+    def moved_since_sync(self, rel: str, unsaved: bytes | None) -> bool:
+        """True when what the last sync copied for ``rel`` is no longer the workspace's version of it: the
+        user saved or typed while a command ran, so the command's output rests on an older text.
+
+        Args:
+            unsaved: the pending edit's or open buffer's bytes of ``rel`` now (``Overlay.unsaved_file``),
+                None when it has neither (then the disk file is compared, by ``lstat``).
+        """
+        if unsaved is not None:
+            written = self._written.get(rel)
+            return written is None or written[0] != hashlib.sha256(unsaved).digest()
+        seen = self._seen.get(rel)
+        now = _lstat_key(self._root / rel)
+        if seen is None:
+            return now is not None  # not in the workspace at the sync; there now
+        return now is None or seen != ("file", now)
+
     def read_changed(self, rel: str, max_bytes: int) -> bytes | None:
         """The bytes of the copy's regular file ``rel`` when it has at most ``max_bytes``, else None.
 

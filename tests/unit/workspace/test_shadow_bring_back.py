@@ -233,3 +233,20 @@ async def test_links_a_command_plants_are_never_read_back(
     )
     assert overlay.proposal() == []
     assert await run(runner, "cat app.py") == CommandResult(0, "app\n", False)  # restored
+
+
+async def test_a_commands_rewrite_of_a_file_the_user_saved_meanwhile_stays_out(
+    runner: ShellRunner, overlay: Overlay, root: Path
+) -> None:
+    """The command's output rests on the text the copy held; proposing it would undo the user's save."""
+    write(root, {"app.py": "x = 1\n", "other.py": "y = 1\n"})
+    running = asyncio.create_task(run(runner, "sleep 1; sed -i 's/1/2/' app.py other.py"))
+    await asyncio.sleep(0.5)
+    write(root, {"app.py": "x = 1  # saved by the user while the command ran\n"})
+    result = await running
+    assert result.output == (
+        "[agent-ls: brought into the proposal: other.py]\n"
+        "[agent-ls: not brought into the proposal: app.py (the file changed in the workspace while the "
+        "command ran; run it again)]\n"
+    )
+    assert texts(overlay) == {"other.py": "y = 2\n"}
