@@ -337,6 +337,11 @@ class Session:
         found = {change.path: self.context.governing(change.path) for change in changes}
         return {path: labels for path, labels in found.items() if labels}
 
+    def rebase(self, changes: Sequence[FileChange]) -> None:
+        """Replace pending edits with their re-based forms (``workspace.rebase.rebase_change``)."""
+        for change in changes:
+            self.overlay.rebase(change)
+
     def discard(self) -> None:
         """Drop the pending edits."""
         self.overlay.discard()

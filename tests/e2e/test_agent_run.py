@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from lsprotocol import types as t
@@ -149,16 +150,13 @@ async def test_task_to_applied_fix(
     assert _pytest(workspace).returncode == 0
 
 
-async def test_stale_document_is_refused_and_proposal_kept(
-    client: LanguageClient, workspace: Path, model_server: FakeModelServer
-) -> None:
+async def _fixed_then_typed(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer, typed: Callable[[str], str]
+) -> tuple[str, str, str]:
+    """The agent fixes stats.py in an open buffer; then the user types (``typed`` of the text): version 2.
+    Returns (uri, session id, the text the agent read)."""
     stats = workspace / "stats.py"
-    model_server.steps.extend(
-        [
-            fix_step(),
-            {"content": "done"},
-        ]
-    )
+    model_server.steps.extend([fix_step(), {"content": "done"}])
     await start(client, workspace, model_settings(model_server))
     uri, text = stats.as_uri(), stats.read_text()
     client.text_document_did_open(
@@ -168,21 +166,57 @@ async def test_stale_document_is_refused_and_proposal_kept(
     started = await command(client, "agent.run", {"task": "fix it"})
     session_id = field(started, "sessionId")
     assert field(await run_ended(client, session_id), "status") == "done"
-
-    # The user types in the buffer after the agent read it: version 2.
     client.text_document_did_change(
         t.DidChangeTextDocumentParams(
             text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[t.TextDocumentContentChangeWholeDocument(text="# mine\n" + text)],
+            content_changes=[t.TextDocumentContentChangeWholeDocument(text=typed(text))],
         )
     )
-    client.files.open(uri, "# mine\n" + text, 2)  # type: ignore[attr-defined]
+    client.files.open(uri, typed(text), 2)  # type: ignore[attr-defined]
+    return uri, session_id, text
+
+
+async def test_a_document_typed_in_after_the_read_is_rebased_then_applied(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+) -> None:
+    """Issue 12, edit races: the user's line is never lost, and the agent's fix is not either."""
+    uri, session_id, text = await _fixed_then_typed(
+        client, workspace, model_server, lambda t_: "# mine\n" + t_
+    )
+    refused = await command(client, "agent.applyProposal", {"sessionId": session_id})
+    assert field(refused, "applied") is False
+    assert field(refused, "failureReason") == (
+        "stats.py changed since the agent read it: the proposal was re-based onto the current text "
+        "(a three-way merge kept your change and the agent's); review it and apply again"
+    )
+    assert client.agent["edits"] == []  # type: ignore[attr-defined]
+    (file,) = field(await command(client, "agent.proposal", {"sessionId": session_id}), "files")
+    assert field(file, "originalText") == "# mine\n" + text
+    assert field(file, "proposedText") == "# mine\n" + text.replace(BUGGY, FIXED)
+    assert field(file, "baseVersion") == 2
+    applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
+    assert field(applied, "applied") is True, field(applied, "failureReason")
+    assert client.files.text(uri) == "# mine\n" + text.replace(BUGGY, FIXED)  # type: ignore[attr-defined]
+
+
+async def test_a_user_change_overlapping_the_agents_is_refused_and_nothing_is_guessed(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+) -> None:
+    mine = "    return sum(values) / max(1, len(values) - 1)"
+    uri, session_id, text = await _fixed_then_typed(
+        client, workspace, model_server, lambda t_: t_.replace(BUGGY, mine)
+    )
     applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
     assert field(applied, "applied") is False
-    assert "stats.py changed in the editor" in field(applied, "failureReason")
+    line = text.splitlines().index(BUGGY) + 1
+    assert field(applied, "failureReason") == (
+        f"stats.py changed in the editor since the agent read it, and your change to stats.py overlaps the "
+        f"agent's at line(s) {line}; the proposal is kept as it was: run the task again, or discard it"
+    )
     assert client.agent["edits"] == []  # type: ignore[attr-defined]
-    assert client.files.text(uri) == "# mine\n" + text  # type: ignore[attr-defined]
-    assert len(field(await command(client, "agent.proposal", {"sessionId": session_id}), "files")) == 1
+    assert client.files.text(uri) == text.replace(BUGGY, mine)  # type: ignore[attr-defined]
+    (file,) = field(await command(client, "agent.proposal", {"sessionId": session_id}), "files")
+    assert field(file, "originalText") == text  # kept as it was
 
 
 async def test_rejected_apply_keeps_the_proposal(

@@ -213,6 +213,17 @@ class Overlay:
         self._pending[rel] = changed
         return before != _visible(changed)
 
+    def rebase(self, change: FileChange) -> None:
+        """Replace the pending edit of ``change.path`` with ``change``, its form re-based onto the user's
+        newer text (``workspace.rebase``); the agent's later edits build on the merged text.
+
+        Raises:
+            KeyError: nothing is pending for that path.
+        """
+        if change.path not in self._pending:
+            raise KeyError(change.path)
+        self._pending[change.path] = change
+
     def encoding_of(self, rel: str) -> TextEncoding:
         """The encoding ``rel`` is written in: its pending edit's, else the disk file's (found once per
         change of the file), else UTF-8 (a new file, or one that cannot be read)."""

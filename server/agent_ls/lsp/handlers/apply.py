@@ -2,7 +2,9 @@
 
 Applying (``agent.applyProposal``), in order:
 1. refuse with a plain reason when the client cannot take the edit (no applyEdit, a new file without
-   resource operations) or when a file changed since the agent read it (stale);
+   resource operations) or when a file changed since the agent read it: the proposal is then re-based
+   onto the current text by a three-way merge for the user to review and apply again, or, when the
+   user's change and the agent's overlap, kept as it was (never guessed);
 2. without change-annotation support, ask "Apply N files (+a −d)?" first;
 3. send ONE ``workspace/applyEdit`` (a plain ``changes`` map for clients without documentChanges).
 The proposal is kept unless the client applied it.
@@ -25,6 +27,7 @@ from agent_ls.lsp.convert import EditNotSupported, build_workspace_edit
 from agent_ls.lsp.handlers.commands import proposal_summary, session_entry
 from agent_ls.lsp.state import AgentLanguageServer
 from agent_ls.workspace.apply import disk_stale_reason
+from agent_ls.workspace.rebase import MergeConflict, disk_text_now, rebase_change
 
 
 def _refusal(reason: str) -> dict[str, Any]:
@@ -33,29 +36,53 @@ def _refusal(reason: str) -> dict[str, Any]:
 
 def _rebase_or_refuse(
     ls: AgentLanguageServer, root: Path, changes: list[FileChange]
-) -> tuple[list[FileChange], str | None]:
-    """The changes to send, versioned against the editor's buffers, or why the proposal is stale.
+) -> tuple[list[FileChange], list[FileChange], str | None]:
+    """The changes to send, versioned against the editor's buffers; or why they cannot be sent now.
 
     A buffer whose version moved on but whose text is still what the agent read (typed, then undone;
-    saved) is not stale: the edit is rebased on its current version. Anything else that differs is.
+    saved) is not stale: the edit is rebased on its current version. A file whose text changed since the
+    agent read it (typed in the editor, saved from elsewhere) is re-based by a three-way merge
+    (``workspace.rebase``): the merged changes come back second, for the session to keep, and the apply
+    is refused so that the user reviews the merged proposal before applying it. A merge that conflicts,
+    a new file that now exists, and a file that can no longer be read are refused with the proposal
+    kept as it was.
+
+    Returns:
+        (the changes to send, the re-based changes to keep, the reason not to send now or None).
     """
     buffers = EditorBuffers(ls.workspace)
-    again = "; the proposal is kept: run the task again, or discard it"
-    rebased: list[FileChange] = []
+    again = "; the proposal is kept as it was: run the task again, or discard it"
+    to_send: list[FileChange] = []
+    merged: list[FileChange] = []
     for change in changes:
         path = root / change.path
         buffer = buffers.get(path)
-        if buffer is None:
-            if (reason := disk_stale_reason(root, change)) is not None:
-                return [], reason + again
-            rebased.append(change)
-        elif change.is_new:
-            return [], f"{change.path} was created in the editor after the agent proposed it" + again
-        elif buffer.text != change.base_text:
-            return [], f"{change.path} changed in the editor since the agent read it" + again
+        if buffer is not None and change.is_new:
+            return [], [], f"{change.path} was created in the editor after the agent proposed it" + again
+        current: str | None
+        if buffer is not None:
+            current, version, where = buffer.text, buffer.version, "in the editor"
         else:
-            rebased.append(replace(change, base_version=buffer.version))
-    return rebased, None
+            if (reason := disk_stale_reason(root, change)) is None:
+                to_send.append(change)
+                continue
+            current, version, where = disk_text_now(path, change), None, "on disk"
+            if current is None or change.is_new:
+                return [], [], reason + again
+        if current == change.base_text:
+            to_send.append(replace(change, base_version=version))
+            continue
+        try:
+            merged.append(rebase_change(change, current, version))
+        except MergeConflict as conflict:
+            return [], [], f"{change.path} changed {where} since the agent read it, and {conflict}" + again
+    if merged:
+        names = ", ".join(change.path for change in merged)
+        return [], merged, (
+            f"{names} changed since the agent read it: the proposal was re-based onto the current text "
+            "(a three-way merge kept your change and the agent's); review it and apply again"
+        )
+    return to_send, [], None
 
 
 async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
@@ -80,7 +107,9 @@ async def _apply(ls: AgentLanguageServer, params: p.SessionParams) -> dict[str, 
             "the editor does not support workspace/applyEdit; "
             "use `agent-ls run --apply` or a client that does"
         )
-    changes, stale = _rebase_or_refuse(ls, session.root, changes)
+    changes, merged, stale = _rebase_or_refuse(ls, session.root, changes)
+    if merged:
+        session.rebase(merged)
     if stale is not None:
         return _refusal(stale)
     try:
