@@ -17,7 +17,7 @@ import ast
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,13 +58,13 @@ def body_frame(body: bytes, header: bytes = b"Content-Length: %d\r\n\r\n") -> by
 @dataclass
 class Case:
     name: str
-    data: bytes
+    data: bytes | Callable[[], bytes]
     answers: dict[int, int] = field(default_factory=dict)
     """Request id to the expected answer: an error code, or ``RESULT``."""
 
 
-def _cases(ws: Path, huge: int = HUGE_BYTES, document: int = DOCUMENT_BYTES) -> list[Case]:
-    """The cases, with payloads of ``huge`` and ``document`` bytes (0 to list their names only)."""
+def _cases(ws: Path) -> list[Case]:
+    """The cases (huge payloads are built only when their case runs)."""
     uri = (ws / "main.py").as_uri()
     n = iter(range(FIRST_CASE_ID, FIRST_CASE_ID + 1000))
     ids = [next(n) for _ in range(40)]
@@ -91,8 +91,11 @@ def _cases(ws: Path, huge: int = HUGE_BYTES, document: int = DOCUMENT_BYTES) -> 
         Case("junk glued to the next header", b"garbage without a line end"),
         Case("blank lines", b"\r\n\n\r\n\n"),
         Case("header line of 20 KiB", b"X-Long: " + b"a" * 20000 + b"\r\n\r\n{}"),
-        Case("junk of HUGE_BYTES without a line end", b"x" * huge),
-        Case("frame of HUGE_BYTES over the limit", b"Content-Length: 99999999999\r\n\r\n" + b"[" * huge),
+        Case("junk of HUGE_BYTES without a line end", lambda: b"x" * HUGE_BYTES),
+        Case(
+            "frame of HUGE_BYTES over the limit",
+            lambda: b"Content-Length: 99999999999\r\n\r\n" + b"[" * HUGE_BYTES,
+        ),
         # Contents that are not a JSON-RPC message.
         Case("not JSON", body_frame(b'{"jsonrpc": ')),
         Case("not UTF-8", body_frame(b'{"jsonrpc": "2.0", "method": "x\xff"}')),
@@ -243,21 +246,23 @@ def _cases(ws: Path, huge: int = HUGE_BYTES, document: int = DOCUMENT_BYTES) -> 
         # Huge payloads that are valid.
         Case(
             "a document of DOCUMENT_BYTES",
-            frame(
-                message(
-                    None,
-                    "textDocument/didOpen",
-                    {
-                        "textDocument": {
-                            "uri": uri,
-                            "languageId": "python",
-                            "version": 1,
-                            "text": "x" * document,
-                        }
-                    },
+            lambda: (
+                frame(
+                    message(
+                        None,
+                        "textDocument/didOpen",
+                        {
+                            "textDocument": {
+                                "uri": uri,
+                                "languageId": "python",
+                                "version": 1,
+                                "text": "x" * DOCUMENT_BYTES,
+                            }
+                        },
+                    )
                 )
-            )
-            + frame(message(ids[16], "textDocument/hover", hover)),
+                + frame(message(ids[16], "textDocument/hover", hover))
+            ),
             {ids[16]: RESULT},
         ),
         Case(
@@ -272,14 +277,14 @@ def _cases(ws: Path, huge: int = HUGE_BYTES, document: int = DOCUMENT_BYTES) -> 
     ]
 
 
-CASE_NAMES = [case.name for case in _cases(Path("/ws"), huge=0, document=0)]
+CASE_NAMES = [case.name for case in _cases(Path("/ws"))]
 
 
 @pytest.mark.parametrize("index", range(len(CASE_NAMES)), ids=CASE_NAMES)
 def test_the_server_gets_through_each_case(servers: ServerPool, index: int) -> None:
     server = servers.get()
     case = _cases(servers.workspace)[index]
-    server.write(case.data)
+    server.write(case.data() if callable(case.data) else case.data)
     for msg_id, expected in case.answers.items():
         reply = server.response(msg_id)
         code = reply["error"]["code"] if "error" in reply else RESULT

@@ -153,7 +153,7 @@ def _mutate(params: Any, path: tuple[Any, ...], new: Any, delete: bool) -> Any:
 @st.composite
 def messages(draw: st.DrawFn, ws: Path) -> tuple[str, Any, bool]:
     """(method, params, is_request) of one message worth sending."""
-    kind = draw(st.sampled_from(["mutated", "mutated", "mutated", "command", "unknown", "huge"]))
+    kind = draw(st.sampled_from(["mutated"] * 8 + ["command"] * 3 + ["unknown"] * 2 + ["huge"]))
     if kind == "command":
         arguments = draw(st.none() | st.lists(JSON, max_size=3))
         params = {"command": draw(st.sampled_from(COMMANDS))} | (
@@ -250,3 +250,5 @@ def test_random_sequences_leave_the_server_answering(servers: ServerPool, data: 
     FIGURES["bytes"] = server.bytes_sent
     FIGURES["peak_rss_mib"] = max(FIGURES["peak_rss_mib"], (server.peak_memory_kib() or 0) // 1024)
     FIGURES["seconds"] = round(FIGURES.get("seconds", 0) + time.monotonic() - started, 1)
+    if LONG and FIGURES["examples"] % 100 == 0:
+        print(f"JSON-RPC fuzz (long), so far: {FIGURES}", flush=True)
