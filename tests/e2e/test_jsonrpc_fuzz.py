@@ -17,6 +17,7 @@ import ast
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -380,3 +381,17 @@ def test_the_process_ends_without_shutdown(tmp_path: Path, ending: str) -> None:
             server.notify("exit")
         assert server.wait_exit(timeout_s=10) == (1 if ending.startswith("exit") else 0)
         assert not server.tracebacks(), server.describe()
+
+
+def test_a_frame_left_unfinished_is_reported_then_the_next_one_is_read(servers: ServerPool) -> None:
+    """A client that declares more bytes than it sends and waits is told so (the server does not wait
+    silently); its next frame is then read."""
+    server = servers.get()
+    server.write(b"Content-Length: 500\r\n\r\n" + b'{"jsonrpc": "2.0"')
+    said = "agent-ls: waiting for the rest of the input for 5 s: a message declared 500 bytes, 17 came"
+    deadline = time.monotonic() + 30
+    while not any(n["params"].get("message") == said for n in server.notifications[-5:]):
+        assert time.monotonic() < deadline, server.notifications[-5:]
+        time.sleep(0.1)
+    assert said + "\n" in server.stderr
+    server.assert_healthy("after an unfinished frame")

@@ -135,6 +135,14 @@ class FrameDecoder:
             events.append(Skipped(tuple(self._reasons), self._skipped, ongoing=True))
         return events
 
+    def incomplete(self) -> str | None:
+        """What is held while more bytes are awaited (a frame begun), or None when nothing is."""
+        if self._body_length is not None:
+            return f"a message declared {self._body_length} bytes, {len(self._buffer)} came"
+        if self._buffer.strip():
+            return f"a header block of {len(self._buffer)} bytes has no blank line yet"
+        return None
+
     def close(self) -> list[Event]:
         """At the end of the stream: what is left, skipped."""
         if self._body_length is not None:

@@ -5,7 +5,7 @@ Replaces pygls's ``start_io``, whose reader stops answering for good after one m
 1. a daemon thread reads it (so ``exit`` ends the process even while a read is pending) and hands it
    over through a small queue (a client that floods waits on the pipe, memory does not grow);
 2. ``FrameDecoder`` cuts it into frames; what it skips is logged as one line (stderr and
-   ``window/logMessage``), never silently;
+   ``window/logMessage``), never silently, and so is a frame left unfinished for ``STALL_S``;
 3. ``Dispatcher`` reads each frame as JSON-RPC 2.0 and hands it to pygls, after answering itself what
    pygls would leave unanswered or answer badly:
    - a request that is not valid JSON-RPC (``method`` not a string) gets InvalidRequest;
@@ -43,6 +43,8 @@ from agent_ls.lsp.framing import Frame, FrameDecoder
 log = logging.getLogger(__name__)
 
 CHUNK_BYTES = 64 * 1024
+STALL_S = 5.0
+"""A frame begun and not finished for this long is reported (then the wait goes on)."""
 _QUEUED_CHUNKS = 16
 _INVALID_REQUEST = -32600
 _PYGLS_LOGGER = "pygls.protocol.json_rpc"
@@ -75,7 +77,12 @@ async def _serve(server: LanguageServer, stdin: BinaryIO, writer: StdoutWriter) 
     decoder = FrameDecoder()
     dispatcher = Dispatcher(server, writer)
     while True:
-        chunk = await chunks.get()
+        try:
+            waiting = decoder.incomplete()
+            chunk = await asyncio.wait_for(chunks.get(), STALL_S if waiting else None)
+        except TimeoutError:  # said once per stall: a client that miscounts Content-Length waits too
+            dispatcher.report(f"waiting for the rest of the input for {STALL_S:.0f} s: {waiting}")
+            chunk = await chunks.get()
         for event in decoder.feed(chunk) if chunk else decoder.close():
             if isinstance(event, Frame):
                 dispatcher.dispatch(event.body)

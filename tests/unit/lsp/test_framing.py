@@ -186,3 +186,14 @@ def test_after_any_junk_the_next_frame_is_read(junk: bytes, chunk: int) -> None:
     chunks = [data[i : i + chunk] for i in range(0, len(data), chunk)]
     events = decode(*chunks)
     assert events[-1] == Frame(BODY), events
+
+
+def test_what_is_held_while_waiting_is_said() -> None:
+    decoder = FrameDecoder()
+    assert decoder.incomplete() is None
+    decoder.feed(b"Content-Len")
+    assert decoder.incomplete() == "a header block of 11 bytes has no blank line yet"
+    decoder.feed(b"gth: 9\r\n\r\n{}")
+    assert decoder.incomplete() == "a message declared 9 bytes, 2 came"
+    decoder.feed(b"1234567")
+    assert decoder.incomplete() is None
