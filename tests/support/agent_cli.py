@@ -81,3 +81,34 @@ def tree(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and not p.is_symlink()
     }
+
+
+def user_environment(config: Path | None = None, **extra: str) -> dict[str, str]:
+    """This process's environment without ``AGENT_LS_*`` or provider key variables, with
+    ``AGENT_LS_CONFIG_DIR`` on ``config`` (the session's empty one when None), plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_", "ANTHROPIC_"))}
+    env["AGENT_LS_CONFIG_DIR"] = str(config) if config else os.environ["AGENT_LS_CONFIG_DIR"]
+    return env | extra
+
+
+def run(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``agent-ls ARGS`` to its end, as a user would from ``cwd``: stdin closed (or ``input``),
+    stdout and stderr captured as text; ``env`` defaults to ``user_environment()``."""
+    return subprocess.run(
+        [sys.executable, "-m", "agent_ls", *args],
+        cwd=cwd,
+        env=env if env is not None else user_environment(),
+        stdin=subprocess.DEVNULL if input is None else None,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
