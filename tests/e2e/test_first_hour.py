@@ -10,20 +10,13 @@ import sys
 import time
 import unicodedata
 from pathlib import Path
+from typing import Any
+
+from tests.support import agent_cli
 
 
 def _agent_ls(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_", "ANTHROPIC_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "agent_ls", *args],
-        cwd=cwd,
-        env={**base, "AGENT_LS_CONFIG_DIR": os.environ["AGENT_LS_CONFIG_DIR"], **(env or {})},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return agent_cli.run(args, cwd=cwd, env=agent_cli.user_environment(**(env or {})), timeout=60)
 
 
 def test_a_missing_api_key_is_said_up_front_naming_the_variable(tmp_path: Path) -> None:
@@ -67,10 +60,8 @@ def test_a_composed_name_edits_the_decomposed_file_and_a_miss_names_the_closest(
     assert f"file not found: 'cafe.py'; the closest existing entry is '{stored}'" in done.stderr
 
 
-def _replay(tmp_path: Path, steps: list[dict[str, object]]) -> str:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(steps))
-    return f"replay:{script}"
+def _replay(tmp_path: Path, steps: list[dict[str, Any]]) -> str:
+    return agent_cli.script(tmp_path / "script.json", steps)
 
 
 ASKS = [{"tool_calls": [{"name": "bash", "arguments": {"command": "make lint"}}]}, {"content": "ok"}]
@@ -90,11 +81,10 @@ def test_without_a_terminal_nobody_is_said_to_have_answered(tmp_path: Path) -> N
 
 def test_an_answer_that_is_not_one_is_asked_again_and_never_reaches_the_model(tmp_path: Path) -> None:
     primary, secondary = pty.openpty()
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
     child = subprocess.Popen(
         [sys.executable, "-m", "agent_ls", "run", "lint", "--model", _replay(tmp_path, ASKS)],
         cwd=tmp_path,
-        env={**base, "AGENT_LS_CONFIG_DIR": os.environ["AGENT_LS_CONFIG_DIR"]},
+        env=agent_cli.user_environment(),
         stdin=secondary,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -141,12 +131,11 @@ def test_a_focus_file_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> No
 
 
 def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path: Path) -> None:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
     command = "; ".join(f"ls f{i}" for i in range(5000))
     child = subprocess.Popen(
         [sys.executable, "-m", "agent_ls", "policy", "check", "--json", "--", command],
         cwd=tmp_path,
-        env={**base, "AGENT_LS_CONFIG_DIR": os.environ["AGENT_LS_CONFIG_DIR"]},
+        env=agent_cli.user_environment(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )

@@ -10,7 +10,6 @@ F01 does; the key must be in none of them, the agent-ls process included.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ from tests.e2e.conftest import (
     run_ended,
     start,
 )
+from tests.support import agent_cli
 from tests.support.model_server import FakeModelServer
 
 KEY = "sk-unsandboxed-key-must-not-leak-7781"
@@ -53,21 +53,11 @@ open(out, "w").write(json.dumps(seen))
 
 
 def _env(config_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
-    return {**env, "AGENT_LS_CONFIG_DIR": str(config_dir), **extra}
+    return agent_cli.user_environment(config_dir, **extra)
 
 
 def _agent_ls(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_ls", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return agent_cli.run(args, cwd=cwd, env=env)
 
 
 def _setup(tmp_path: Path, steps: list[dict[str, Any]], config: str = NO_SANDBOX) -> tuple[Path, Path, str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import command, field, run_ended, start
 from tests.e2e.test_config_files import diagnostics_for
+from tests.support import agent_cli
 from tests.support.model_server import FakeModelServer
 
 EVIL = [
@@ -27,17 +27,7 @@ EVIL = [
 
 
 def _agent_ls(*args: str, cwd: Path, config_dir: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "agent_ls", *args],
-        cwd=cwd,
-        env={**env, "AGENT_LS_CONFIG_DIR": str(config_dir)},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return agent_cli.run(args, cwd=cwd, env=agent_cli.user_environment(config_dir), timeout=60)
 
 
 def _hostile_clone(tmp_path: Path, model_line: str) -> tuple[Path, Path]:
