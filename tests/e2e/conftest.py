@@ -55,6 +55,14 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def config_dir(tmp_path: Path) -> Path:
+    """An empty user config directory of the test's own, for ``AGENT_LS_CONFIG_DIR``."""
+    directory = tmp_path / "user-config"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
 def model_server() -> Iterator[FakeModelServer]:
     server = FakeModelServer([])
     server.start()

@@ -34,13 +34,6 @@ def _workspace(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def config_dir(tmp_path: Path) -> Path:
-    directory = tmp_path / "user-config"
-    directory.mkdir()
-    return directory
-
-
 @pytest.mark.parametrize(
     "path",
     [

@@ -24,13 +24,6 @@ def root(tmp_path: Path) -> Path:
     return ws
 
 
-@pytest.fixture
-def config_dir(tmp_path: Path) -> Path:
-    directory = tmp_path / "user-config"
-    directory.mkdir()
-    return directory
-
-
 def check(*args: str, cwd: Path, config_dir: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
     env["AGENT_LS_CONFIG_DIR"] = str(config_dir)

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import command, field, model_settings, run_ended, start
-from tests.support import sweep
+from tests.support import agent_cli, sweep
 from tests.support.model_server import FakeModelServer
 
 TOKEN = sweep.PLANTED["NPM_TOKEN"]
@@ -88,16 +86,8 @@ def test_a_cli_run_that_hunts_for_credentials_finds_none(tmp_path: Path) -> None
         env |= {"AGENT_LS_API_KEY": "sk-the-intended-key", "HOME": str(tmp_path / "home")}
         (tmp_path / "home").mkdir()
         (tmp_path / "home" / ".npmrc").write_text(f"//registry.npmjs.org/:_authToken={TOKEN}\n")
-        done = subprocess.run(
-            [sys.executable, "-m", "agent_ls", "run", "look around", "--yes", "--model", "openai/test-model"],
-            cwd=root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
+        args = ["run", "look around", "--yes", "--model", "openai/test-model"]
+        done = agent_cli.run(args, cwd=root, env=env, timeout=180)
         assert len(server.requests) == len(HOSTILE_STEPS), done.stderr
         sweep.scan_server(server, "a request of the hostile CLI run")
     sweep.record("agent-ls run's stdout", [done.stdout])

@@ -20,13 +20,6 @@ def root(tmp_path: Path) -> Path:
     return ws
 
 
-@pytest.fixture
-def config_dir(tmp_path: Path) -> Path:
-    directory = tmp_path / "user-config"
-    directory.mkdir()
-    return directory
-
-
 @pytest.mark.parametrize(
     "path",
     [
