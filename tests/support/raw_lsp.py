@@ -160,10 +160,11 @@ class RawServer:
                 self._changed.wait(left)
             return self._responses[msg_id]
 
-    def assert_healthy(self, what: str) -> None:
-        """The server answers a valid request, has written no traceback, sent no "Error in server" popup
-        (``window/showMessage`` of type Error) and answered no request twice. ``what`` names the step."""
-        assert isinstance(self.ping()["files"], list), what
+    def assert_healthy(self, what: str, timeout_s: float = ANSWER_TIMEOUT_S) -> None:
+        """The server answers a valid request (in ``timeout_s``), has written no traceback, sent no "Error
+        in server" popup (``window/showMessage`` of type Error) and answered no request twice. ``what``
+        names the step."""
+        assert isinstance(self.ping(timeout_s)["files"], list), what
         assert not self.tracebacks(), f"{what}: {self.describe()}"
         popups = [
             n["params"]["message"]
