@@ -45,6 +45,10 @@ def servers() -> Iterator[ServerPool]:
     with tempfile.TemporaryDirectory(prefix="agent-ls-fuzz-") as root:
         pool = ServerPool(Path(root))
         yield pool
+        if LONG and pool.current is not None:
+            peak = (pool.current.peak_memory_kib() or 0) // 1024
+            sent = pool.current.bytes_sent
+            print(f"\nJSON-RPC fuzz cases (long): {sent} bytes sent, server peak RSS {peak} MiB")
         pool.close()
 
 
