@@ -61,12 +61,12 @@ def _sleeping(marker: str) -> list[int]:
     return [pid for pid, line in command_lines().items() if line.startswith(f"sleep {marker}")]
 
 
-def _wait(condition: Callable[[], bool], timeout_s: float = 15.0) -> bool:
+def _wait(condition: Callable[[], bool], timeout_s: float = 15.0, poll_s: float = 0.05) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if condition():
             return True
-        time.sleep(0.05)
+        time.sleep(poll_s)
     return condition()
 
 
@@ -195,13 +195,25 @@ def _apply_run(root: Path, model: str, temp: Path, config: Path, output: Path) -
         )
 
 
-def _journal_lifetime(journal: Path) -> float:
-    """Seconds from the journal's appearance to its removal (polled every 0.5 ms)."""
+def _journal_state(journal: Path) -> bytes:
+    """The first line of the apply's journal (``staged``, ``commit``), or ``b""`` when there is none."""
+    try:
+        with journal.open("rb") as handle:
+            return handle.read(7)
+    except OSError:
+        return b""
+
+
+def _journal_phases(journal: Path) -> tuple[float, float]:
+    """Seconds from the journal's appearance to its commit point, and from there to its removal."""
     assert _wait(lambda: os.path.lexists(journal), 60), "the apply never started"
     started = time.monotonic()
+    while _journal_state(journal) == b"staged\n":
+        time.sleep(0.0002)
+    committed = time.monotonic()
     while os.path.lexists(journal):
-        time.sleep(0.0005)
-    return time.monotonic() - started
+        time.sleep(0.0002)
+    return committed - started, time.monotonic() - committed
 
 
 def _drain(process: subprocess.Popen[str]) -> Iterator[str]:
@@ -226,7 +238,7 @@ def test_a_run_killed_mid_apply_leaves_whole_files_and_the_next_run_completes_or
     shutil.copytree(template, calibration)
     run = _apply_run(calibration, model, temp, config, tmp_path / "out")
     wait_for_line(run, "agent-ls: usage:")
-    journal_s = _journal_lifetime(calibration / JOURNAL_NAME)
+    staging_s, renaming_s = _journal_phases(calibration / JOURNAL_NAME)
     rest = "".join(_drain(run))
     run.wait(timeout=120)
     assert run.returncode == 0 and tree(calibration) == new, rest
@@ -237,16 +249,25 @@ def test_a_run_killed_mid_apply_leaves_whole_files_and_the_next_run_completes_or
         shutil.copytree(template, root)
         run = _apply_run(root, model, temp, config, tmp_path / "out")
         wait_for_line(run, "agent-ls: usage:")
-        if round_number % 4:  # most kills while the journal exists: staging, the commit point, the renames
-            _wait(lambda: os.path.lexists(root / JOURNAL_NAME), 30)  # noqa: B023
-        threading.Event().wait(rng.uniform(0, journal_s * 1.2))
+        # A quarter of the kills anywhere from the line before the apply on; a quarter while it stages
+        # (its journal exists); half after its commit point, while it renames.
+        phase = round_number % 4
+        if phase == 1:
+            _wait(lambda: os.path.lexists(root / JOURNAL_NAME), 30, 0.0002)  # noqa: B023
+        elif phase > 1:
+            _wait(lambda: _journal_state(root / JOURNAL_NAME) == b"commit\n", 30, 0.0002)  # noqa: B023
+        window_s = {0: staging_s + renaming_s + 0.2, 1: staging_s}.get(phase, renaming_s)
+        threading.Event().wait(rng.uniform(0, window_s * 1.2))
         run.send_signal(signal.SIGKILL)
         run.wait(timeout=30)
         files = {k: v for k, v in tree(root).items() if not Path(k).name.startswith(".agent-ls")}
         broken = [path for path, data in files.items() if data not in (old.get(path), new.get(path))]
         assert not broken, _seeded(f"round {round_number}: files neither old nor new: {broken[:5]}")
         applied = sum(files.get(path) == data for path, data in new.items())
-        seen["untouched" if applied == 0 else "complete" if applied == FILES else "part-way"] += 1
+        staged = any(Path(k).name.startswith(".agent-ls") for k in tree(root))
+        seen[
+            "complete" if applied == FILES else "part-way" if applied else "staged" if staged else "untouched"
+        ] += 1
         later = start(["run", "t", "--model", nothing], cwd=root, env=environment(temp, config))
         _, said = later.communicate(timeout=120)
         assert later.returncode == 0, said
@@ -254,7 +275,8 @@ def test_a_run_killed_mid_apply_leaves_whole_files_and_the_next_run_completes_or
         assert after in (old, new), _seeded(f"round {round_number}: after the next run, {said}")
         assert not list(root.rglob(".agent-ls*")), _seeded(f"round {round_number}: leftovers")
         shutil.rmtree(root)
-    print(f"\nkills mid-apply (seed {SEED}, journal alive {journal_s * 1000:.0f} ms): {dict(seen)}")
+    phases = f"staging {staging_s * 1000:.0f} ms, renaming {renaming_s * 1000:.0f} ms"
+    print(f"\nkills mid-apply (seed {SEED}; {phases}): {dict(seen)}")
 
 
 # -- agent-ls serve ------------------------------------------------------------------------------------
