@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.corpus import CORPUS, corpus_params
+from tests.support.corpus import AVAILABLE, CORPUS, corpus_params
 from tests.support.model_server import FakeModelServer
 from tests.support.raw_lsp import RawServer, ServerPool, frame
 
@@ -307,7 +307,7 @@ def _wedge_cases() -> list[tuple[str, bytes]]:
 
 
 @pytest.mark.parametrize(
-    "case", corpus_params(_wedge_cases() if CORPUS.is_dir() else [], lambda case: case[0])
+    "case", corpus_params(_wedge_cases() if AVAILABLE else [], lambda case: case[0])
 )
 def test_corpus_wedge_frames_are_followed_by_an_answer(servers: ServerPool, case: tuple[str, bytes]) -> None:
     label, garbage = case
