@@ -44,11 +44,14 @@ def test_sigterm_and_sighup_cancel_the_run_and_remove_its_shadow_copy(tmp_path: 
 
 def test_the_next_run_removes_the_copy_of_a_killed_run_and_keeps_a_live_ones(tmp_path: Path) -> None:
     temp = tmp_path / "tmp"
-    killed = _start(tmp_path, "killed", BASH_THEN_WAIT)
-    alive = _start(tmp_path, "alive", BASH_THEN_WAIT)
+    started: list[subprocess.Popen[str]] = []
     try:
+        killed = _start(tmp_path, "killed", BASH_THEN_WAIT)
+        started.append(killed)
         wait_for_line(killed, "turn 2")
         (killed_copy,) = shadow_dirs(temp)
+        alive = _start(tmp_path, "alive", BASH_THEN_WAIT)
+        started.append(alive)
         wait_for_line(alive, "turn 2")
         (alive_copy,) = set(shadow_dirs(temp)) - {killed_copy}
         killed.send_signal(signal.SIGKILL)
@@ -62,6 +65,6 @@ def test_the_next_run_removes_the_copy_of_a_killed_run_and_keeps_a_live_ones(tmp
         alive.communicate(timeout=30)
         assert shadow_dirs(temp) == []
     finally:
-        for process in (killed, alive):
+        for process in started:
             process.kill()
             process.wait()
