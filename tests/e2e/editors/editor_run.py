@@ -137,6 +137,7 @@ def sample_text(workspace: Path) -> str:
 
 
 def check_model_saw_the_editor(model_server: FakeModelServer, run: EditorRun, permission_reply: str) -> None:
+    """``permission_reply``: ``allowed``, ``denied`` (the user answered) or ``headless`` (nobody could)."""
     """The model's side: the task and focus, the unsaved buffer, the permission outcome, the call ids."""
     requests = model_server.requests
     assert len(requests) == len(STEPS), run.report
@@ -152,6 +153,10 @@ def check_model_saw_the_editor(model_server: FakeModelServer, run: EditorRun, pe
     assert "(len(values) - 1)" in read
     if permission_reply == "allowed":
         assert not ask.startswith("denied"), ask  # make ran in the shadow copy (its output varies)
+    elif permission_reply == "headless":  # nobody could be asked: the model is told so (issue 12.16)
+        unasked = 'denied: make lint was not run (no rule matches "make lint"); nobody could be asked'
+        unasked += " (headless)."
+        assert ask == unasked, ask
     else:
         assert ask == "denied by user: make lint was not run.", ask
     assert edit.startswith("Edited stats.py (1 replacement)"), edit

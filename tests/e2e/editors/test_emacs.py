@@ -69,7 +69,7 @@ def test_emacs_stock_eglot_denies_asks_and_confirms_the_edit_itself(
     disk_before = sample_text(workspace)
     run = _run_emacs("stock", apply, tmp_path, workspace, model_server)
     result, report = run.result, run.report
-    check_model_saw_the_editor(model_server, run, "denied")
+    check_model_saw_the_editor(model_server, run, "headless")
 
     capabilities = result["capabilities"]
     assert "window" not in capabilities
