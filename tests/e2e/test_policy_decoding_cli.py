@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_policy_cli import ASK, DENY, as_json, check, config_dir, root
+from tests.e2e.test_policy_cli import ASK, DENY, as_json, check, root
 
-__all__ = ["config_dir", "root"]  # fixtures shared with test_policy_cli
+__all__ = ["root"]  # a fixture shared with test_policy_cli (config_dir is in conftest)
 
 
 @pytest.mark.parametrize(
