@@ -326,7 +326,8 @@ class ShadowCopy:
         linked: list[str] = []
         masked: list[str] = []
         left_out: list[str] = []
-        for entry in tree.walk_workspace(self._root, self._paths.is_secret, self._linked_scan):
+        walk = tree.walk_workspace(self._root, self._paths.is_secret, self._linked_scan)
+        for entry in tree.split_around(self._root, walk, texts):
             inside_split = entry.rel.rpartition("/")[0] in splits
             if entry.kind == "split":
                 splits.add(entry.rel)

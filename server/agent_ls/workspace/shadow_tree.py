@@ -56,7 +56,7 @@ import errno
 import os
 import shutil
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -220,6 +220,21 @@ def _split(real_root: Path, rel_dir: str, secrets: set[str], holders: set[str]) 
                     yield from _split(real_root, rel, secrets, holders)
         else:
             yield Entry(rel, "linked")
+
+
+def split_around(real_root: Path, entries: Iterable[Entry], pending: Iterable[str]) -> Iterator[Entry]:
+    """``entries`` (a workspace walk) with each ``linked`` folder that holds a pending file (an edit the
+    agent proposed inside ``node_modules``, say) split instead: a real directory of the copy whose
+    entries are linked one by one, split again down to the pending file, so that the file can be
+    written there while the rest of the folder stays visible through its links. A linked folder was
+    scanned and holds no secret, so its entries may all be linked."""
+    holders = {parent for rel in pending for parent in _parents(rel)}
+    for entry in entries:
+        if entry.kind == "linked" and entry.rel in holders:
+            yield replace(entry, kind="split")
+            yield from _split(real_root, entry.rel, set(), holders)
+        else:
+            yield entry
 
 
 def _parents(rel: str) -> Iterator[str]:
