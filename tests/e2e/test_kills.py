@@ -78,6 +78,17 @@ def _config(tmp_path: Path, *, sandboxed: bool) -> Path:
     return config
 
 
+def _places(tmp_path: Path, *, sandboxed: bool) -> tuple[Path, Path, Path]:
+    """(the user config, the run's TMPDIR, a workspace holding the user's ``a.txt``)."""
+    config = _config(tmp_path, sandboxed=sandboxed)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("mine\n")
+    return config, temp, root
+
+
 def _streamed(words: int = 400, chunk_delay_s: float = 0.02) -> dict[str, Any]:
     """A model reply streamed as Chat Completions events, a few seconds long."""
     _, chunks = render_chat(ServerStep(content="word " * words), 1, "test-model", 100, stream=True)
@@ -108,12 +119,7 @@ def test_a_run_killed_mid_tool_leaves_no_process_and_the_files_untouched(
 ) -> None:
     if sandboxed:
         require_sandbox()
-    config = _config(tmp_path, sandboxed=sandboxed)
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.txt").write_text("mine\n")
+    config, temp, root = _places(tmp_path, sandboxed=sandboxed)
     for _ in range(ROUNDS["tool"]):
         marker = _marker(rng)
         steps = [
@@ -142,12 +148,7 @@ def test_a_run_killed_mid_tool_leaves_no_process_and_the_files_untouched(
 
 
 def test_a_run_killed_mid_stream_leaves_the_files_untouched(tmp_path: Path, rng: random.Random) -> None:
-    config = _config(tmp_path, sandboxed=False)
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.txt").write_text("mine\n")
+    config, temp, root = _places(tmp_path, sandboxed=False)
     for _ in range(ROUNDS["stream"]):
         steps = [
             {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "agent\n"}}]},
@@ -348,12 +349,7 @@ def test_a_server_killed_mid_run_leaves_no_process_and_the_files_untouched(
     sandboxed = where == "mid-tool-sandboxed"
     if sandboxed:
         require_sandbox()
-    config = _config(tmp_path, sandboxed=sandboxed)
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.txt").write_text("mine\n")
+    config, temp, root = _places(tmp_path, sandboxed=sandboxed)
     for _ in range(ROUNDS["serve"]):
         marker = _marker(rng)
         steps: list[dict[str, Any]] = [
