@@ -9,6 +9,7 @@ open buffers (then saves them) or to disk.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import shutil
 import sys
 import tempfile
@@ -76,6 +77,8 @@ CONFIG_DIR = Path(tempfile.mkdtemp(prefix="agent-ls-e2e-config-"))
 
 # An empty home too: the developer's own ~/.agents/skills never leak into the servers under test.
 HOME_DIR = Path(tempfile.mkdtemp(prefix="agent-ls-e2e-home-"))
+for _made in (CONFIG_DIR, HOME_DIR):  # removed when the test run ends (found by a new-user trial)
+    atexit.register(shutil.rmtree, _made, True)
 SERVER_ENV = {"AGENT_LS_API_KEY": SECRET_KEY, "AGENT_LS_CONFIG_DIR": str(CONFIG_DIR), "HOME": str(HOME_DIR)}
 
 
