@@ -2,7 +2,7 @@
 
 Checks, in this order, each ``ok``, ``warning`` or ``error``:
 
-1. sandbox: bubblewrap found and probed (``policy.sandbox.sandbox_status``), then one real sandboxed
+1. sandbox: bubblewrap found and probed (``workspace.sandbox.sandbox_status``), then one real sandboxed
    ``true`` with the mounts a command of this workspace gets; without it commands run unisolated
    (a warning: they still run, in the shadow copy, with a scrubbed environment);
 2. ripgrep: the ``rg`` the grep tool runs (the one beside our interpreter, else PATH) and its version;
@@ -36,7 +36,7 @@ from agent_ls.core.errors import ConfigError
 from agent_ls.core.untrusted_json import loads_bounded
 from agent_ls.models.anthropic import ANTHROPIC_VERSION
 from agent_ls.models.resolution import NO_MODEL, ModelChoice, resolve_model
-from agent_ls.policy.sandbox import sandbox_status, unsandboxed_reason
+from agent_ls.workspace.sandbox import sandbox_status, unsandboxed_reason
 from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
 from agent_ls.workspace.overlay import find_ripgrep
 from agent_ls.workspace.shadow import child_environment

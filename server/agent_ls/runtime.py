@@ -39,7 +39,7 @@ from agent_ls.path_policy import path_policy_for
 from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.policy.rules import BUILTIN_RULES, Rule
-from agent_ls.policy.sandbox import unsandboxed_reason
+from agent_ls.workspace.sandbox import unsandboxed_reason
 from agent_ls.tools import default_tools
 from agent_ls.tools.base import ToolContext
 from agent_ls.tools.registry import ToolRegistry

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_ls.policy.sandbox import Sandbox, find_sandbox
+from agent_ls.workspace.sandbox import Sandbox, find_sandbox
 from tests.conftest import require_tool
 
 

@@ -36,7 +36,7 @@ from agent_ls.instructions.skills import (
     render_catalog,
 )
 from agent_ls.path_policy import path_policy_for
-from agent_ls.policy.sandbox import HOME_CREDENTIALS
+from agent_ls.workspace.sandbox import HOME_CREDENTIALS
 from agent_ls.settings import EnvSnapshot
 from agent_ls.workspace.paths import is_secret as default_is_secret
 
@@ -77,7 +77,7 @@ def skill_settings(config: SkillsConfig, workspace_root: Path) -> SkillSettings:
 def too_broad(directory: Path, workspace_root: Path, home: Path | None) -> bool:
     """True for a skill folder that must not become readable: ``/``, the home or a folder above it, a
     folder above the workspace, or one that holds (or lies in) a credentials folder of the home
-    (``policy.sandbox.HOME_CREDENTIALS``: ``.aws``, ``.git-credentials``, …). A linked user skills root
+    (``workspace.sandbox.HOME_CREDENTIALS``: ``.aws``, ``.git-credentials``, …). A linked user skills root
     (``~/.agents/skills -> ~``) would otherwise open the whole home to read_file."""
     real = directory.resolve()
     if real == Path(real.anchor) or workspace_root.resolve().is_relative_to(real):

@@ -35,7 +35,7 @@ from typing import Literal, Protocol
 from agent_ls.core.errors import EditFailed, PathRefused, ToolError
 from agent_ls.core.file_views import PageRequest, SearchResult, TextPage
 from agent_ls.core.proposal import UTF8, FileChange, TextEncoding
-from agent_ls.policy.sandbox import Sandbox, find_sandbox
+from agent_ls.workspace.sandbox import Sandbox, find_sandbox
 from agent_ls.workspace import disk_text, file_encoding
 from agent_ls.workspace.listing import Selection, walk_files
 from agent_ls.workspace.paths import PathPolicy

@@ -1,6 +1,6 @@
 """One process for a tool (the shell tool, ripgrep): sandboxed, killed with its group, output capped.
 
-``execute`` does, in order: wrap the argv in the sandbox when there is one (``policy.sandbox``), start
+``execute`` does, in order: wrap the argv in the sandbox when there is one (``workspace.sandbox``), start
 it in a new process group with stdin from ``/dev/null`` and stdout and stderr merged, read the output
 into a head-plus-tail cap while it runs, and kill the whole group when it exits, times out or is
 cancelled (background children die too; in the sandbox, killing bwrap tears down its pid namespace).
@@ -20,7 +20,7 @@ from typing import Protocol
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.ports import CommandResult
-from agent_ls.policy.sandbox import Sandbox
+from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.orphan_guard import ORPHAN_GUARD
 
 # After the process exited, how long background children may keep the output pipe open.

@@ -28,7 +28,7 @@ from typing import Any
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.file_views import SearchHit, SearchResult
-from agent_ls.policy.sandbox import Sandbox
+from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.listing import names_hidden
 from agent_ls.workspace.processes import execute
 

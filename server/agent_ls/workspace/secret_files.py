@@ -183,6 +183,6 @@ HOME_CREDENTIALS: tuple[str, ...] = (
     ".terraformrc", ".terraform.d/credentials.tfrc.json",
 )  # fmt: skip
 """Where the tools above keep the user's own credentials, relative to the home (``*`` matches one path
-component). The sandbox masks those that exist wherever they remain visible (``policy.sandbox``);
+component). The sandbox masks those that exist wherever they remain visible (``workspace.sandbox``);
 each is secret by ``SECRET_GROUPS`` too, except the whole ``.docker`` folder, which the sandbox hides
 with its plugins and contexts."""

@@ -3,7 +3,7 @@
 The shadow copy links heavy folders (``node_modules``, gitignored ``certs/``) instead of copying them,
 and in ``shell.mode = "workspace"`` commands see the whole real tree; either way a command like
 ``grep -R`` reads every file of such a folder. ``SecretScan`` finds the secrets there so the shadow
-copy can link around them and the sandbox can mask them (``shadow_tree``, ``policy.sandbox``).
+copy can link around them and the sandbox can mask them (``shadow_tree``, ``workspace.sandbox``).
 
 The scan remembers each directory's listing by the directory's ``lstat`` (inode, times, size): a file
 cannot appear, vanish or be renamed without changing its directory's time stamps, so a later sync of

@@ -26,7 +26,7 @@ stay untouched. Its life, in order:
 1. settles a command that was cancelled (its changes are undone, not proposed);
 2. syncs the copy and lists its reviewable files (``shadow_tree.reviewable_files``);
 3. runs ``/bin/bash -c`` (else ``/bin/sh -c``) in the copy with ``processes.execute``: inside the
-   bubblewrap sandbox where one works (``policy.sandbox``: no network, only the copy writable, the
+   bubblewrap sandbox where one works (``workspace.sandbox``: no network, only the copy writable, the
    real workspace hidden, linked trees read-only with their secrets masked), an allowlisted
    environment without keys, the
    process group killed on exit, timeout or cancellation, and the output capped head plus tail;
@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.ports import CommandResult
-from agent_ls.policy.sandbox import Sandbox, find_sandbox
+from agent_ls.workspace.sandbox import Sandbox, find_sandbox
 from agent_ls.workspace import shadow_tree as tree
 from agent_ls.workspace.bring_back import bring_back
 from agent_ls.workspace.owned_temp_dirs import OwnedDir, make_owned_dir
@@ -502,7 +502,7 @@ class ShellRunner:
         self._overlay = overlay
         self._env = child_environment(environ, venv=venv, key_names=key_names)
         home = environ.get("HOME")
-        # The home a sandbox can hide (see policy.sandbox._hidden_home); None for "/", relative or missing.
+        # The home a sandbox can hide (see workspace.sandbox._hidden_home); None for "/", relative or missing.
         usable = home and os.path.isabs(home) and os.path.isdir(home) and os.path.realpath(home) != "/"
         self._home = home if usable else None
         self._real_root = Path(os.path.realpath(overlay.root))

@@ -17,7 +17,7 @@ Every directory entry of the workspace gets one treatment (``treatment``), in th
    ``copy_keeping_holes``), special files (FIFOs, sockets, devices) skipped, directories entered.
 
 "Linked" means the copy holds an absolute symlink to the real entry, and the sandbox mounts the real
-entry read-only at its own path (``policy.sandbox``), so the link resolves inside the sandbox too.
+entry read-only at its own path (``workspace.sandbox``), so the link resolves inside the sandbox too.
 Why: a ``node_modules`` or ``.venv`` holds tens of thousands of files that commands only read, and
 copying them would cost seconds and gigabytes per session; so would a data set, a disk image or a
 2 GiB sparse file (copied densely, it takes 2 GiB of real disk per session); read-only is what the sandbox can

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from agent_ls.core.ports import CommandResult
-from agent_ls.policy.sandbox import (
+from agent_ls.workspace.sandbox import (
     NAMESPACE_ARGS,
     Sandbox,
     SandboxStatus,
@@ -319,7 +319,7 @@ def test_without_a_working_bwrap_the_status_says_why_once_in_the_log(
     monkeypatch.setenv("PATH", str(tmp_path))
     sandbox_status.cache_clear()
     try:
-        with caplog.at_level(logging.WARNING, logger="agent_ls.policy.sandbox"):
+        with caplog.at_level(logging.WARNING, logger="agent_ls.workspace.sandbox"):
             status = sandbox_status()
             assert find_sandbox() is None and sandbox_status() is status  # probed and logged once
             logged = [r.getMessage() for r in caplog.records]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent_ls.core.ports import CommandResult
-from agent_ls.policy.sandbox import Sandbox
+from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.overlay import OpenBuffer, Overlay
 from agent_ls.workspace.shadow import ENV_FIXED, NO_SANDBOX_NOTE, ShadowCopy, ShellRunner, child_environment
 from tests.support.processes import command_lines, processes_with, require_sandbox

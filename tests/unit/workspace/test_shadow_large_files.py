@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_ls.policy.sandbox import Sandbox
+from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.shadow import NO_SANDBOX_NOTE, ShadowCopy, ShellRunner
 from agent_ls.workspace.shadow_tree import LINKED_FILE_BYTES, copy_keeping_holes

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent_ls.core.ports import CommandResult
-from agent_ls.policy.sandbox import Sandbox
+from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.secret_scan import SecretScan
 from agent_ls.workspace.shadow import NO_SANDBOX_NOTE, ShadowCopy, ShellRunner
