@@ -5,7 +5,7 @@ allow rule can lift the ask; otherwise the message says why not) and "Deny". A c
 ``feedback`` string property on the chosen ``MessageActionItem`` (LSP 3.16
 ``window.showMessage.messageActionItem.additionalPropertiesSupport``; our VS Code extension asks for
 it after "Deny"); it goes back to the model with the refusal. ``approval_converter`` keeps that
-property, which lsprotocol's ``MessageActionItem`` has no field for.
+property, which lsprotocol's ``MessageActionItem`` has no field for (``action_items.py``).
 
 Clients without showMessageRequest support (Helix) get the headless default
 (``agentLs.permissions.headless``, deny unless set to allow), with a log message, so a run never hangs.
@@ -14,14 +14,12 @@ Clients without showMessageRequest support (Helix) get the headless default
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import attrs
-import cattrs
 from lsprotocol import types as t
-from pygls.protocol import default_converter
 
 from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest
+from agent_ls.lsp.action_items import FeedbackActionItem
 
 if TYPE_CHECKING:
     from agent_ls.lsp.state import AgentLanguageServer
@@ -38,29 +36,6 @@ _REPLIES: dict[str, ApprovalReply] = {
     ALLOW_ALWAYS: "always",
     DENY: "deny",
 }
-
-
-@attrs.define
-class FeedbackActionItem(t.MessageActionItem):
-    """A ``MessageActionItem`` as a client answered it, with its optional ``feedback`` property."""
-
-    feedback: str | None = None
-
-
-def _structure_action(data: Any, _: type) -> FeedbackActionItem:
-    feedback = data.get("feedback") if isinstance(data, dict) else None
-    title = data.get("title") if isinstance(data, dict) else None
-    return FeedbackActionItem(
-        title=title if isinstance(title, str) else "",
-        feedback=feedback if isinstance(feedback, str) else None,
-    )
-
-
-def approval_converter() -> cattrs.Converter:
-    """pygls's converter, reading ``MessageActionItem`` replies with their ``feedback`` property."""
-    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
-    converter.register_structure_hook(t.MessageActionItem, _structure_action)
-    return converter
 
 
 def prompt_text(request: ApprovalRequest) -> str:

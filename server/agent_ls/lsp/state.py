@@ -20,7 +20,7 @@ from agent_ls import __version__
 from agent_ls.core.messages import Usage
 from agent_ls.instructions.skills import Skill
 from agent_ls.instructions.watch import InstructionWatcher
-from agent_ls.lsp.approver import approval_converter
+from agent_ls.lsp.action_items import approval_converter
 from agent_ls.lsp.capabilities import ClientFlags
 from agent_ls.lsp.well_formed import WellFormedProtocol
 from agent_ls.runtime import Session
