@@ -13,7 +13,6 @@ from agent_ls.config import (
     BUILTIN_PROVIDER_NAMES,
     ConfigDiagnostic,
     InstructionsConfig,
-    KeyLocator,
     LoadedConfig,
     PricesConfig,
     ProviderConfig,
@@ -22,6 +21,7 @@ from agent_ls.config import (
     load_config,
     user_config_file,
 )
+from agent_ls.config.key_locator import KeyLocator
 from agent_ls.models.resolution import PROVIDERS, resolve_model
 from agent_ls.settings import EditorSettings, EnvSnapshot
 
