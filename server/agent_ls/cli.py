@@ -225,9 +225,9 @@ def _doctor(argv: list[str]) -> int:
 def _policy_check(args: argparse.Namespace) -> int:
     """``agent-ls policy check``: print a decision; the exit code is its verdict (``EXIT_BY_VERDICT``)."""
     from agent_ls.config import load_config
-    from agent_ls.workspace.sandbox import unsandboxed_reason
     from agent_ls.runtime import build_policy
     from agent_ls.settings import EnvSnapshot
+    from agent_ls.workspace.sandbox import unsandboxed_reason
 
     if (args.shell_command is None) == (args.path is None):
         print("agent-ls: give either a command (after --) or --path PATH", file=sys.stderr)

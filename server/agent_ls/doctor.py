@@ -36,10 +36,10 @@ from agent_ls.core.errors import ConfigError
 from agent_ls.core.untrusted_json import loads_bounded
 from agent_ls.models.anthropic import ANTHROPIC_VERSION
 from agent_ls.models.resolution import NO_MODEL, ModelChoice, resolve_model
-from agent_ls.workspace.sandbox import sandbox_status, unsandboxed_reason
 from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
+from agent_ls.workspace.child_env import child_environment
 from agent_ls.workspace.overlay import find_ripgrep
-from agent_ls.workspace.shadow import child_environment
+from agent_ls.workspace.sandbox import sandbox_status, unsandboxed_reason
 
 Status = Literal["ok", "warning", "error"]
 SYMBOLS: dict[Status, str] = {"ok": "✓", "warning": "!", "error": "✗"}

@@ -39,13 +39,14 @@ from agent_ls.path_policy import path_policy_for
 from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.policy.rules import BUILTIN_RULES, Rule
-from agent_ls.workspace.sandbox import unsandboxed_reason
 from agent_ls.tools import default_tools
 from agent_ls.tools.base import ToolContext
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.tools.skill import skill_tool
 from agent_ls.workspace.overlay import BufferSource, Overlay
-from agent_ls.workspace.shadow import ShadowCopy, ShellRunner
+from agent_ls.workspace.sandbox import unsandboxed_reason
+from agent_ls.workspace.shadow import ShadowCopy
+from agent_ls.workspace.shell_runner import ShellRunner
 
 log = logging.getLogger(__name__)
 

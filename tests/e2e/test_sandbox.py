@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from agent_ls.workspace.shadow import NO_SANDBOX_NOTE
+from agent_ls.workspace.shell_runner import NO_SANDBOX_NOTE
 from tests.support.model_server import FakeModelServer
 from tests.support.processes import command_lines, processes_with, require_sandbox
 

@@ -36,9 +36,9 @@ from agent_ls.instructions.skills import (
     render_catalog,
 )
 from agent_ls.path_policy import path_policy_for
-from agent_ls.workspace.sandbox import HOME_CREDENTIALS
 from agent_ls.settings import EnvSnapshot
 from agent_ls.workspace.paths import is_secret as default_is_secret
+from agent_ls.workspace.sandbox import HOME_CREDENTIALS
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 CATALOG_SHARE = 0.01

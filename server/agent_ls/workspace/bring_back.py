@@ -22,16 +22,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.proposal import TextEncoding
 from agent_ls.workspace import file_encoding
 from agent_ls.workspace.disk_text import TooLarge
-
-if TYPE_CHECKING:
-    from agent_ls.workspace.overlay import Overlay
-    from agent_ls.workspace.shadow import ShadowCopy, Snapshot
+from agent_ls.workspace.overlay import Overlay
+from agent_ls.workspace.shadow import ShadowCopy, Snapshot
 
 MAX_FILES_BROUGHT_BACK = 500
 """The most files one command brings back into the proposal; the rest are left out."""

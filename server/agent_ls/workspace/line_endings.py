@@ -51,7 +51,6 @@ class _View:
         return offset + bisect.bisect_left(self.crlf, offset)
 
 
-
 def replace_in_view(real: str, old: str, new: str, *, replace_all: bool) -> Replaced:
     """Replace ``old`` (as the model saw it) with ``new`` in ``real``; see the module docstring.
 

@@ -35,12 +35,13 @@ from typing import Literal, Protocol
 from agent_ls.core.errors import EditFailed, PathRefused, ToolError
 from agent_ls.core.file_views import PageRequest, SearchResult, TextPage
 from agent_ls.core.proposal import UTF8, FileChange, TextEncoding
-from agent_ls.workspace.sandbox import Sandbox, find_sandbox
 from agent_ls.workspace import disk_text, file_encoding
+from agent_ls.workspace.child_env import child_environment
 from agent_ls.workspace.listing import Selection, walk_files
 from agent_ls.workspace.paths import PathPolicy
+from agent_ls.workspace.sandbox import Sandbox, find_sandbox
 from agent_ls.workspace.search import SearchSpec, run_ripgrep
-from agent_ls.workspace.shadow import ShadowCopy, child_environment
+from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.text_pages import page_of
 
 CHANGED_SINCE_READ = "{rel} changed since you read it; read it again"

@@ -20,8 +20,8 @@ from typing import Protocol
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.ports import CommandResult
-from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.orphan_guard import ORPHAN_GUARD
+from agent_ls.workspace.sandbox import Sandbox
 
 # After the process exited, how long background children may keep the output pipe open.
 _DRAIN_GRACE_S = 1.0

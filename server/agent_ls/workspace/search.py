@@ -28,9 +28,9 @@ from typing import Any
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.file_views import SearchHit, SearchResult
-from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.listing import names_hidden
 from agent_ls.workspace.processes import execute
+from agent_ls.workspace.sandbox import Sandbox
 
 SEARCH_TIMEOUT_S = 50.0
 """ripgrep gets less than the registry's 60 s, so it is stopped here and the model reads why."""
@@ -206,6 +206,7 @@ class RipgrepStream:
 
             def decode(piece: bytes) -> str:
                 return self._decode_line(path, piece)
+
         raw_submatches = data.get("submatches")
         submatches = raw_submatches if isinstance(raw_submatches, list) else []
         valid = [s for s in submatches if isinstance(s, dict) and isinstance(s.get("start"), int)]

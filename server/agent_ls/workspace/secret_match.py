@@ -166,7 +166,6 @@ class Secrets:
                 return group.advice
         return None
 
-
     def _may_end_a_pattern(self, component: str) -> bool:
         known = self._components.get(component)
         if known is None:

@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 
 from agent_ls.core.ports import CommandResult
-from agent_ls.workspace.sandbox import Sandbox
+from agent_ls.workspace.child_env import ENV_FIXED, child_environment
 from agent_ls.workspace.overlay import OpenBuffer, Overlay
-from agent_ls.workspace.shadow import ENV_FIXED, NO_SANDBOX_NOTE, ShadowCopy, ShellRunner, child_environment
+from agent_ls.workspace.sandbox import Sandbox
+from agent_ls.workspace.shadow import ShadowCopy
+from agent_ls.workspace.shell_runner import NO_SANDBOX_NOTE, ShellRunner
 from tests.support.processes import command_lines, processes_with, require_sandbox
 from tests.unit.workspace.conftest import FakeBuffers, write
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.overlay import Overlay
-from agent_ls.workspace.shadow import NO_SANDBOX_NOTE, ShadowCopy, ShellRunner
+from agent_ls.workspace.sandbox import Sandbox
+from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.shadow_tree import LINKED_FILE_BYTES, copy_keeping_holes
+from agent_ls.workspace.shell_runner import NO_SANDBOX_NOTE, ShellRunner
 from tests.support.processes import require_sandbox
 
 ENVIRON = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/nonexistent-home"}

@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_ls.workspace.overlay import Overlay
-from agent_ls.workspace.shadow import ShadowCopy, ShellRunner
+from agent_ls.workspace.shadow import ShadowCopy
+from agent_ls.workspace.shell_runner import ShellRunner
 from tests.unit.workspace.conftest import write
 from tests.unit.workspace.test_shadow import ENVIRON, run, sandbox
 

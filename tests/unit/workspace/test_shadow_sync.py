@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from agent_ls.core.ports import CommandResult
-from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.overlay import Overlay
-from agent_ls.workspace.shadow import NO_SANDBOX_NOTE, ShadowCopy, ShellRunner
+from agent_ls.workspace.sandbox import Sandbox
+from agent_ls.workspace.shadow import ShadowCopy
+from agent_ls.workspace.shell_runner import NO_SANDBOX_NOTE, ShellRunner
 from tests.support.processes import require_sandbox
 from tests.unit.workspace.conftest import FakeBuffers, write
 
