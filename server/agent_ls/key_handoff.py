@@ -59,7 +59,7 @@ def secret_names(environ: Mapping[str, str], configured: set[str]) -> list[str]:
 
 
 def configured_key_names(environ: Mapping[str, str]) -> set[str]:
-    """The ``api_key_env`` names of the user config's providers (``config.py`` finds the same file);
+    """The ``api_key_env`` names of the user config's providers (``agent_ls.config`` finds the same file);
     empty when it cannot be read. Only the user config: a workspace may name key variables only when
     trusted, and then its names are read later, from the environment this module leaves."""
     directory = environ.get("AGENT_LS_CONFIG_DIR")

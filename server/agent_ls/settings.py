@@ -4,7 +4,8 @@ This is the only module that reads ``os.environ`` (besides ``key_handoff``, whic
 the API keys out of it into memory: ``EnvSnapshot.from_environ`` answers them); everything below
 receives a ``Settings`` or an ``EnvSnapshot``. Editor settings arrive in LSP ``initializationOptions`` and
 ``workspace/didChangeConfiguration`` (either the ``agentLs`` object itself or ``{"agentLs": {...}}``).
-The ``agent-ls.toml`` files are read by ``config.py``, which finds the user's through an ``EnvSnapshot``.
+The ``agent-ls.toml`` files are read by ``agent_ls.config``, which finds the user's through an
+``EnvSnapshot``.
 """
 
 from __future__ import annotations

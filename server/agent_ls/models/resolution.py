@@ -2,7 +2,7 @@
 
 A model string is ``<provider>/<model>``, split at the first ``/`` (``openrouter/anthropic/claude-sonnet-4``
 is provider ``openrouter``, model ``anthropic/claude-sonnet-4``), or ``replay:<path>``. The providers are
-the built-in ones below and every ``[providers.<name>]`` table of the config files (``agent_ls/config.py``);
+the built-in ones below and every ``[providers.<name>]`` table of the config files (``agent_ls/config/``);
 a table named like a built-in provider changes only the keys it sets (adds prices to ``openai``, say).
 
 Built-in providers:
@@ -31,7 +31,7 @@ limits    ``stream``, ``context_window``, ``max_output_tokens``, ``prices``: the
 ========  ==================================================================================
 
 A workspace file's providers, base URLs and key variables are in the loaded config only when the user
-trusts that workspace (``config.py``), so a cloned repository cannot redirect a key.
+trusts that workspace (``agent_ls.config``), so a cloned repository cannot redirect a key.
 """
 
 from __future__ import annotations

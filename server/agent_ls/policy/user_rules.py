@@ -1,6 +1,6 @@
 """The permission tables of ``agent-ls.toml`` (``[permissions]``, ``[shell]``, ``[sandbox]``).
 
-Schema (``config.py`` validates it, reports problems as diagnostics, and applies the trust rule)::
+Schema (``agent_ls.config`` validates it, reports problems as diagnostics, and applies the trust rule)::
 
     [permissions]
     allow = ["Bash(npm run test:*)", "bash: make *", "Read(docs/**)"]
@@ -16,7 +16,7 @@ Schema (``config.py`` validates it, reports problems as diagnostics, and applies
 Trust: an untrusted workspace's file may only tighten. Its ``permissions.allow``,
 ``permissions.not_secret_files``, ``shell.mode = "workspace"`` and ``sandbox.enabled = false`` are
 ignored (each with a warning); its ``ask``, ``deny`` and ``secret_files`` apply. This module holds the
-table models and the result (``PermissionConfig``); ``config.py`` does the reading.
+table models and the result (``PermissionConfig``); ``agent_ls.config`` does the reading.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ EDITOR_SOURCE = "editor settings"
 
 
 class _Table(BaseModel):
-    # As config.py's tables: TOML values are typed (strict), extra keys kept only to be reported.
+    # As config/schema.py's tables: TOML values are typed (strict), extra keys kept only to be reported.
     model_config = ConfigDict(extra="allow", strict=True, frozen=True)
 
 

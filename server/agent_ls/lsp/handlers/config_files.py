@@ -3,7 +3,7 @@ diagnostics (``textDocument/publishDiagnostics``), refreshed when the client is 
 is saved, and at each run (which reads them again).
 
 A file whose problems are gone gets an empty diagnostics list, so the editor clears them. Positions
-come from ``config.py`` in code points of the line and are converted to the negotiated position
+come from ``config/key_locator.py`` in code points of the line and are converted to the negotiated position
 encoding (LSP 3.17 ``PositionEncodingKind``).
 """
 
