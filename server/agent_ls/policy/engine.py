@@ -78,7 +78,8 @@ from agent_ls.policy.rules import (
     quoted_command,
     strictest,
 )
-from agent_ls.policy.shell_parse import ParsedShell, Redirect, SimpleCommand, parse_shell
+from agent_ls.policy.shell_commands import ParsedShell, Redirect, SimpleCommand
+from agent_ls.policy.shell_parse import parse_shell
 from agent_ls.policy.user_rules import USER_SOURCE, ShellMode
 from agent_ls.policy.wrapped_rules import wrapped_judgements
 from agent_ls.workspace.paths import PathCheck, PathPolicy

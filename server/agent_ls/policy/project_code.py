@@ -23,7 +23,7 @@ Programs with an option that executes another program are left out on purpose: `
 
 from __future__ import annotations
 
-from agent_ls.policy.shell_parse import SimpleCommand
+from agent_ls.policy.shell_commands import SimpleCommand
 
 INERT_PROGRAMS = frozenset(
     {

@@ -6,7 +6,9 @@ bash reads the rest of it (``GLOBIGNORE=x; cat *`` also matches dotfiles, ``set 
 ~+/passwd`` reads ``/etc/passwd``) or what the programs it runs do (``GIT_DIR=r git status`` reads
 ``r/config``, whose ``core.fsmonitor`` runs a program). Such a change makes the command risky when it
 is a prefix assignment, and every command of the input risky when it is made on its own: the parser
-does not follow state from one command to the next.
+does not follow state from one command to the next. ``declaration_notes`` and ``builtin_notes`` say what
+one word of ``declare``/``export``/``unset``... or one builtin (``set``, ``shopt``, ``read``, ``let``...)
+changes for the rest of its script, as ``ScriptNotes``.
 
 The lists are conservative; they follow bash 5.2 (``man bash``: Shell Variables, Tilde Expansion,
 Pathname Expansion, the ``set``, ``shopt``, ``enable`` and ``hash`` builtins), git(1) ENVIRONMENT, ld.so(8),
@@ -17,7 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from agent_ls.policy.shell_argv import variable_operands
 from agent_ls.policy.shell_words import Word
 
 # Variables that make a program run other code, load libraries, read another configuration or write
@@ -158,3 +162,83 @@ def arithmetic_subscript(index: str | None) -> bool:
         return False
     index = index.strip()
     return not (index.lstrip("-").isdigit() or index in ("@", "*"))
+
+
+@dataclass(frozen=True)
+class ScriptNotes:
+    """What one command tells the parser about its whole script.
+
+    Attributes:
+        risky: reasons that make every command of the script risky (``SimpleCommand.risky``), in order.
+        errors: reasons the input cannot be fully read (``ParsedShell.error``), in order.
+    """
+
+    risky: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+
+
+def declaration_notes(keyword: str, word: Word) -> ScriptNotes:
+    """What one word of ``declare``/``export``/``local``/``readonly``/``typeset``/``unset`` changes.
+
+    A name not known statically or a risky variable assigned (or unset: without ``PATH`` bash
+    searches a default path ending in ``.``) makes every command risky; so does a nameref
+    (``declare -n``), through which later assignments reach any variable. The integer attribute
+    (``declare -i``) and arithmetic subscripts (``declare 'a[x]=1'``) evaluate values as arithmetic,
+    which runs the ``$(...)`` a value may hold: an error.
+    """
+    text = word.text
+    if not word.static:
+        return ScriptNotes(risky=(f"{keyword} {text} may assign any variable",))
+    if text[:1] in ("-", "+") and keyword in ("declare", "typeset", "local"):
+        risky: tuple[str, ...] = ()
+        errors: tuple[str, ...] = ()
+        if "n" in text:
+            risky = (f"{keyword} {text}: a nameref lets later assignments change any variable",)
+        if "i" in text and text[0] == "-":
+            errors = (
+                f"{keyword} {text} makes assignments arithmetic, which runs the $(...) a value may hold",
+            )
+        return ScriptNotes(risky, errors)
+    if (parsed := name_and_subscript(text)) is not None:
+        return _named_variable(keyword, word, parsed, assigns=keyword == "unset" or "=" in text)
+    return ScriptNotes()
+
+
+def builtin_notes(name: str, words: Sequence[Word]) -> ScriptNotes:
+    """What the command ``words`` (named ``name``) changes for the rest of its script, or runs as arithmetic.
+
+    ``let`` with a variable or substitution in its arguments is an error; ``set``/``shopt``/``enable``/
+    ``hash`` are judged by ``state_change``; the variables a builtin names (``read IFS``, ``printf -v``,
+    ``test -v``: ``shell_argv.variable_operands``) as by ``declaration_notes``.
+    """
+    risky: list[str] = []
+    errors: list[str] = []
+    if name == "let" and any(c.isalpha() or c in "$`" for word in words[1:] for c in word.text):
+        errors.append("let evaluates its arguments as arithmetic, which runs the $(...) a value may hold")
+    if name in ("set", "shopt", "enable", "hash"):
+        change = state_change(words)
+        if change is not None:
+            risky.append(change)
+    for word in variable_operands(words) or ():
+        if not word.static:
+            risky.append(f"{name} {word.text} may assign any variable")
+        elif (parsed := name_and_subscript(word.text)) is not None:
+            notes = _named_variable(name, word, parsed, assigns=name not in ("test", "["))
+            risky.extend(notes.risky)
+            errors.extend(notes.errors)
+    return ScriptNotes(tuple(risky), tuple(errors))
+
+
+def _named_variable(
+    command: str, word: Word, parsed: tuple[str, str | None], *, assigns: bool
+) -> ScriptNotes:
+    """A variable named by an argument (``read IFS``, ``printf -v 'a[x]'``, ``export 'PATH=x'``)."""
+    name, subscript = parsed
+    errors: tuple[str, ...] = ()
+    if arithmetic_subscript(subscript):
+        errors = (
+            f"{command} {word.text}: the array subscript is evaluated as arithmetic, which runs the"
+            " $(...) a value may hold",
+        )
+    reason = variable_risk(name, session=True) if assigns else None
+    return ScriptNotes((f"{command} {word.text}: {reason}",) if reason is not None else (), errors)

@@ -28,7 +28,8 @@ from fnmatch import fnmatchcase
 
 from agent_ls.policy.rules import FALLBACK_RULE, Judgement, Rule, judge, quoted_command
 from agent_ls.policy.shell_argv import SHELLS
-from agent_ls.policy.shell_parse import SimpleCommand, parse_shell
+from agent_ls.policy.shell_commands import SimpleCommand
+from agent_ls.policy.shell_parse import parse_shell
 from agent_ls.policy.shell_wrappers import WRAPPERS
 
 MAX_PARSES = 64

@@ -15,14 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_ls.policy.shell_parse import (
-    MAX_INPUT_BYTES,
-    MAX_SCRIPT_DEPTH,
-    ParsedShell,
-    Redirect,
-    SimpleCommand,
-    parse_shell,
-)
+from agent_ls.policy.shell_commands import ParsedShell, Redirect, SimpleCommand
+from agent_ls.policy.shell_parse import MAX_INPUT_BYTES, MAX_SCRIPT_DEPTH, parse_shell
 from tests.conftest import require_tool
 from tests.support.corpus import AVAILABLE, CORPUS, corpus_params, require_corpus
 
