@@ -224,8 +224,8 @@ def _doctor(argv: list[str]) -> int:
 
 def _policy_check(args: argparse.Namespace) -> int:
     """``agent-ls policy check``: print a decision; the exit code is its verdict (``EXIT_BY_VERDICT``)."""
+    from agent_ls.assembly import build_policy
     from agent_ls.config import load_config
-    from agent_ls.runtime import build_policy
     from agent_ls.settings import EnvSnapshot
     from agent_ls.workspace.sandbox import unsandboxed_reason
 

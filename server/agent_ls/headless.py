@@ -19,6 +19,7 @@ import sys
 import threading
 from pathlib import Path
 
+from agent_ls.assembly import assemble_session
 from agent_ls.config import load_config
 from agent_ls.core.context import Focus
 from agent_ls.core.errors import ConfigError
@@ -27,10 +28,8 @@ from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest
 from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.core.visible_text import visible
-from agent_ls.instructions.agent_context import load_agent_context, marker_above
-from agent_ls.models.resolution import open_model, resolve_model
-from agent_ls.runtime import Session
-from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
+from agent_ls.instructions.agent_context import marker_above
+from agent_ls.settings import EnvSnapshot, process_environ
 from agent_ls.terminal_text import diff_notes, escapes
 from agent_ls.workspace.apply import apply_proposal, recover_interrupted_apply
 from agent_ls.workspace.diffs import quote_path, unified_diff
@@ -177,20 +176,31 @@ async def run_headless(
         The process exit code: 0 done, 1 stopped or failed, 2 a model that cannot be used (no
         model, a bad model string, a missing replay script), 130 cancelled.
     """
-    try:
-        env = EnvSnapshot.from_environ()
-        config = load_config(env, workspace)
-        for diagnostic in config.diagnostics:
-            print(f"agent-ls: {diagnostic}", file=sys.stderr)
-        client = open_model(resolve_model(model, EditorSettings(), env, config))
-    except ConfigError as exc:
-        print(f"agent-ls: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     root = workspace  # resolved by the CLI
+    # Before anything is read: an apply cut short is finished or undone first (its config or AGENTS.md too).
     if (recovered := recover_interrupted_apply(root)) is not None:
         print(f"agent-ls: {recovered}", file=sys.stderr)
+    env = EnvSnapshot.from_environ()
+    config = load_config(env, root)
+    for diagnostic in config.diagnostics:
+        print(f"agent-ls: {diagnostic}", file=sys.stderr)
+    session = assemble_session(
+        root=root,
+        approver=TerminalApprover(yes=yes),
+        environ=process_environ(),
+        config=config,
+        env=env,
+        focus=file,
+        model=model,
+        limits=LoopLimits(max_turns=max_turns) if max_turns else LoopLimits(),
+    )
+    try:  # a model that cannot be used is said before anything else happens
+        client = session.open_model()
+    except ConfigError as exc:
+        session.close()
+        print(f"agent-ls: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     focus = Focus(path=file.relative_to(root).as_posix()) if file is not None else Focus()
-    context = load_agent_context(workspace_root=root, focus=file, config=config, env=env)
     above = marker_above(root, config)
     if above is not None:
         print(
@@ -198,16 +208,8 @@ async def run_headless(
             f"with --workspace {above}",
             file=sys.stderr,
         )
-    for diagnostic in context.skills.skipped:
+    for diagnostic in session.context.skills.skipped:
         print(f"agent-ls: {diagnostic}", file=sys.stderr)
-    session = Session(
-        root=workspace,
-        approver=TerminalApprover(yes=yes),
-        environ=process_environ(),
-        limits=LoopLimits(max_turns=max_turns) if max_turns else LoopLimits(),
-        config=config,
-        context=context,
-    )
     try:
         ended = await session.run(task=task, focus=focus, open_model=lambda: client, emit=_render)
     finally:

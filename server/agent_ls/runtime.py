@@ -1,27 +1,23 @@
-"""Wiring: the one place where adapters are assembled into a session the core can run.
+"""The running session: one conversation in one workspace root, and its proposal.
 
-A ``Session`` owns, for one workspace root: the overlay (the proposal), the shadow copy the shell runs
-in, the tool registry, and the conversation history. Both front ends use it: ``lsp/`` (one session
-per ``agent.run``) and ``cli.py`` (``agent-ls run`` and ``agent-ls demo``'s client side never does).
+A ``Session`` holds the parts ``assembly.assemble_session`` built for it (the one place a session is
+assembled; every front end calls it): the permission policy, the overlay (the proposal), the shadow
+copy the shell runs in, the tool registry, the AGENTS.md chain and skills, and the model opener. It
+owns the conversation history and runs tasks on it.
 
-The permission policy is built here too (``build_policy``), from the built-in rules, the config files
-(``config.load_config``) and the editor settings' rules, in that order; ``agent-ls policy check``
-builds it the same way.
-
-Order of a run: resolve the model (a ``ConfigError`` ends the run with status ``error``), build the
+Order of a run: open the model (a ``ConfigError`` ends the run with status ``error``), build the
 system prompt and task message, then ``core.loop.run_loop``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import sys
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from agent_ls.config import LoadedConfig
 from agent_ls.core.context import Focus, system_prompt, task_message
@@ -29,21 +25,16 @@ from agent_ls.core.errors import AgentLsError
 from agent_ls.core.events import Event, EventSink, InstructionsLoaded, RunEnded, RunStarted
 from agent_ls.core.loop import LoopLimits, run_loop
 from agent_ls.core.messages import NO_USAGE, Message, SystemMessage, Usage, UserMessage
-from agent_ls.core.ports import Approver, ModelClient
+from agent_ls.core.ports import ModelClient
 from agent_ls.core.proposal import FileChange
 from agent_ls.instructions.activation import SkillActivations, find_skill, near_names, parse_slash
-from agent_ls.instructions.agent_context import AgentContext
+from agent_ls.instructions.agent_context import AgentContext, NestedAttacher
 from agent_ls.instructions.agents_md import render_nested
 from agent_ls.instructions.catalog import render_catalog
-from agent_ls.path_policy import path_policy_for
-from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
-from agent_ls.policy.rules import BUILTIN_RULES, Rule
-from agent_ls.tools import default_tools
-from agent_ls.tools.base import ToolContext
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.tools.skill import skill_tool
-from agent_ls.workspace.overlay import BufferSource, Overlay
+from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.sandbox import unsandboxed_reason
 from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.shell_runner import ShellRunner
@@ -56,38 +47,6 @@ ModelOpener = Callable[[], ModelClient]
 
 def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
-
-
-def build_policy(
-    root: Path,
-    config: LoadedConfig,
-    editor_rules: Sequence[Rule] = (),
-    readable_dirs: Sequence[Path] = (),
-    *,
-    sandboxed: bool = False,
-) -> PermissionPolicy:
-    """The permission policy for a workspace: rules from every source, and the configured secrets.
-
-    Args:
-        root: the workspace root.
-        config: the loaded config files (``LoadedConfig()`` for none: built-in rules only, and no
-            "Always allow", since there is no user config file to write).
-        editor_rules: the rules of the editor settings (``agentLs.permissions.allow/ask/deny``).
-        readable_dirs: folders outside the workspace whose files may be read, never written (the
-            folders of user and bundled skills); secret files in them stay refused.
-        sandboxed: whether commands run in a sandbox (``sandbox.unsandboxed_reason`` is empty). False,
-            the safe side, until the caller knows.
-    """
-    permissions = config.permissions
-    paths = path_policy_for(root, config, readable_dirs)
-    write = functools.partial(append_allow_rules, config.user_file) if config.user_file is not None else None
-    return PermissionPolicy(
-        paths,
-        (*BUILTIN_RULES, *permissions.rules, *editor_rules),
-        shell_mode=permissions.shell_mode,
-        write_rules=write,
-        sandboxed=sandboxed,
-    )
 
 
 def _chain_labels(context: AgentContext) -> tuple[str, ...]:
@@ -113,86 +72,72 @@ def _chain_detail(context: AgentContext) -> str:
     return "; ".join(parts)
 
 
-class Session:
-    """One conversation in one workspace root, and its proposal.
+@dataclass(frozen=True)
+class SessionParts:
+    """What ``assembly.assemble_session`` builds for a ``Session``; nothing else builds them.
 
-    Args:
-        root: the workspace root (absolute).
-        approver: answers "ask" verdicts.
-        environ: the environment the shell's allowlisted child environment is built from.
-        buffers: the editor's open documents (unsaved text), or None outside an editor.
+    Attributes:
+        session_id: 12 hex digits.
+        root: the workspace root (resolved).
+        config: the config files of ``root``.
+        context: the AGENTS.md chain and skills loaded for the run's focus.
+        policy: the permission policy (its ``paths`` is the one path policy of the session).
+        shadow: the shadow copy commands and searches run in.
+        overlay: the proposal and the editor's unsaved texts, over the disk.
+        runner: the shell runner (commands in ``shadow``, their changes proposed to ``overlay``).
+        nested: the nested AGENTS.md files attached at first touch, or None.
+        registry: the tools, behind the permission policy and the approver.
+        activations: the skills activated in this session (explicitly or by the ``skill`` tool).
         limits: the loop's stop conditions.
-        tool_timeout_s: the per-tool timeout in seconds (default 60, as in the seed harness).
-        config: the config files of this workspace (``config.load_config``); None: built-in defaults.
-            Its ``[shell]`` mode and ``[sandbox]`` switch go to the shell runner, its secret patterns to
-            the path policy, its provider key variables to the list the child environment never gets.
-        editor_rules: permission rules from the editor settings, the last source.
-        context: the AGENTS.md chain and skills (``instructions.agent_context.load_agent_context``);
-            None: none. The folders of skills outside the workspace become readable.
+        open_model: builds the model client at the start of each run; raises ``ConfigError``.
         reload_context: loads the context again (same focus) when ``context_generation`` moved.
-        context_generation: a counter that moves when an instruction or skill file changes (the file
-            watcher); read before each model call.
+        context_generation: moves when an instruction or skill file changes; read before each turn.
     """
 
-    def __init__(
-        self,
-        *,
-        root: Path,
-        approver: Approver,
-        environ: Mapping[str, str],
-        buffers: BufferSource | None = None,
-        limits: LoopLimits | None = None,
-        tool_timeout_s: float = 60.0,
-        session_id: str | None = None,
-        config: LoadedConfig | None = None,
-        editor_rules: Sequence[Rule] = (),
-        context: AgentContext | None = None,
-        reload_context: Callable[[], AgentContext] | None = None,
-        context_generation: Callable[[], int] | None = None,
-    ) -> None:
-        self.session_id = session_id or new_session_id()
-        self.root = root.resolve()
-        self.limits = limits or LoopLimits()
-        self.config = config = config or LoadedConfig()
-        self.context = context = context or AgentContext(self.root)
-        self._reload_context = reload_context
-        self._generation = context_generation
-        self._seen_generation = context_generation() if context_generation is not None else 0
-        self.policy = build_policy(self.root, config, editor_rules, context.readable_dirs())
-        paths = self.policy.paths  # one path policy for the tools, the shell's paths and the shadow copy
-        sandbox: Literal["detect"] | None = "detect" if config.permissions.sandbox_enabled else None
-        self.shadow = ShadowCopy(self.root, paths=paths)
-        self.overlay = Overlay(
-            self.root, buffers, shadow=self.shadow, environ=environ, sandbox=sandbox, paths=paths
-        )
-        self.runner = runner = ShellRunner(
-            self.shadow,
-            self.overlay,
-            environ,
-            sandbox=sandbox,
-            mode=config.permissions.shell_mode,
-            key_names=[p.api_key_env for p in config.providers.values() if p.api_key_env],
-            paths=paths,
-            skill_dirs=self._active_skill_dirs,
-        )
-        self.nested = context.nested()
-        self.registry = ToolRegistry(
-            default_tools(),
-            self.policy,
-            approver,
-            ToolContext(workspace=self.overlay, runner=runner, instructions=self.nested),
-            tool_timeout_s=tool_timeout_s,
-        )
-        self.activations = SkillActivations(context.skills, self.root)
+    session_id: str
+    root: Path
+    config: LoadedConfig
+    context: AgentContext
+    policy: PermissionPolicy
+    shadow: ShadowCopy
+    overlay: Overlay
+    runner: ShellRunner
+    nested: NestedAttacher | None
+    registry: ToolRegistry
+    activations: SkillActivations
+    limits: LoopLimits
+    open_model: ModelOpener
+    reload_context: Callable[[], AgentContext] | None = None
+    context_generation: Callable[[], int] | None = None
+
+
+class Session:
+    """One conversation in one workspace root, and its proposal. Built by ``assembly.assemble_session``.
+
+    Args:
+        parts: the assembled parts (``SessionParts``).
+    """
+
+    def __init__(self, parts: SessionParts) -> None:
+        self.session_id = parts.session_id
+        self.root = parts.root
+        self.limits = parts.limits
+        self.config = parts.config
+        self.context = parts.context
+        self.open_model = parts.open_model
+        self._reload_context = parts.reload_context
+        self._generation = parts.context_generation
+        self._seen_generation = parts.context_generation() if parts.context_generation is not None else 0
+        self.policy = parts.policy
+        self.shadow = parts.shadow
+        self.overlay = parts.overlay
+        self.runner = parts.runner
+        self.nested = parts.nested
+        self.registry = parts.registry
+        self.activations = parts.activations
         self._set_skill_tool()
         self.history: list[Message] = []
         self.last_run: RunEnded | None = None
-
-    def _active_skill_dirs(self) -> list[Path]:
-        """The folders of the activated skills that may be read outside the workspace (for the sandbox)."""
-        readable = set(self.policy.paths.extra_dirs)
-        found = (self.context.skills.get(a.name) for a in self.activations.active())
-        return [s.base_dir for s in found if s is not None and s.base_dir.resolve() in readable]
 
     def _set_skill_tool(self) -> None:
         names = [skill.name for skill in self.context.skills.model_invocable()]
@@ -260,19 +205,21 @@ class Session:
         *,
         task: str,
         focus: Focus,
-        open_model: ModelOpener,
         emit: EventSink,
         usage_before: Usage = NO_USAGE,
+        open_model: ModelOpener | None = None,
     ) -> RunEnded:
         """Run ``task`` to a stop condition and return the ``RunEnded`` event (also emitted last).
 
         ``usage_before`` is the usage of the editor session's earlier runs; events report the sum.
+        ``open_model`` replaces the session's own model opener for this run (a client the caller
+        opened already, a scripted model in tests).
 
         Never raises except for programming errors; a model that cannot be opened ends the run with
         status ``error`` and a one-line reason.
         """
         try:
-            model = open_model()
+            model = (open_model or self.open_model)()
         except Exception as exc:  # every run ends with a RunEnded, whatever broke
             reason = str(exc)
             if not isinstance(exc, AgentLsError):

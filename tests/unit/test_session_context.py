@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_ls.assembly import assemble_session
 from agent_ls.config import InstructionsConfig, LoadedConfig
 from agent_ls.core.context import Focus
 from agent_ls.core.events import Event, InstructionsLoaded
@@ -53,7 +54,7 @@ def _context(root: Path, tmp_path: Path) -> AgentContext:
 
 
 def _session(root: Path, context: AgentContext, **more: object) -> Session:
-    return Session(root=root, approver=Deny(), environ={}, context=context, **more)  # type: ignore[arg-type]
+    return assemble_session(root=root, approver=Deny(), environ={}, context=context, **more)  # type: ignore[arg-type]
 
 
 def _reloading_session(root: Path, tmp_path: Path) -> tuple[Session, list[int]]:

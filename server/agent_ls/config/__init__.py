@@ -6,7 +6,8 @@ Callers import from here; the modules, from the bottom up:
 - ``schema.py``: the pydantic tables of one file (the file format, sketched in its docstring);
 - ``file_checks.py``: one file read and checked on its own (secrets, the trust rule, unknown keys);
 - ``loading.py``: ``load_config``, which finds both files, checks each, and merges them (the steps in
-  its docstring), and its result ``LoadedConfig``.
+  its docstring), and its result ``LoadedConfig``;
+- ``path_policy.py``: the workspace's ``PathPolicy`` with the configured secrets (``path_policy_for``).
 
 docs/configuration.md documents every key for users.
 """
@@ -22,6 +23,7 @@ from agent_ls.config.loading import (
     load_config,
     user_config_file,
 )
+from agent_ls.config.path_policy import path_policy_for
 from agent_ls.config.schema import (
     ConfigFile,
     InstructionsConfig,
@@ -46,5 +48,6 @@ __all__ = [
     "SkillsConfig",
     "WireApi",
     "load_config",
+    "path_policy_for",
     "user_config_file",
 ]

@@ -129,3 +129,9 @@ class SkillActivations:
     def active(self) -> tuple[Activation, ...]:
         """Every activation, in order: what a compaction must keep (pinned)."""
         return tuple(self._active.values())
+
+    def active_folders(self) -> list[Path]:
+        """The folders of the activated skills (their ``base_dir``), in activation order; a skill no
+        longer in ``skills`` (a reload removed it) is left out."""
+        found = (self.skills.get(activation.name) for activation in self.active())
+        return [skill.base_dir for skill in found if skill is not None]

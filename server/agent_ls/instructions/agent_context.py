@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 
-from agent_ls.config import InstructionsConfig, LoadedConfig, SkillsConfig, user_config_file
+from agent_ls.config import InstructionsConfig, LoadedConfig, SkillsConfig, path_policy_for, user_config_file
 from agent_ls.instructions.agents_md import (
     InstructionChain,
     InstructionFile,
@@ -35,7 +35,6 @@ from agent_ls.instructions.skills import (
     discover_skills,
     render_catalog,
 )
-from agent_ls.path_policy import path_policy_for
 from agent_ls.settings import EnvSnapshot
 from agent_ls.workspace.paths import is_secret as default_is_secret
 from agent_ls.workspace.sandbox import HOME_CREDENTIALS

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from agent_ls.config import LoadedConfig, user_config_file
+from agent_ls.config import LoadedConfig, path_policy_for, user_config_file
 from agent_ls.file_diagnostics import FileDiagnostic
 from agent_ls.instructions.agent_context import (
     bundled_skills_dir,
@@ -42,7 +42,6 @@ from agent_ls.instructions.frontmatter import read_head
 from agent_ls.instructions.skill_lint import spec_diagnostics
 from agent_ls.instructions.skill_parse import parse_skill
 from agent_ls.instructions.skills import Skill, discover_skills
-from agent_ls.path_policy import path_policy_for
 from agent_ls.settings import EnvSnapshot
 from agent_ls.workspace.dependency_folders import first_party
 from agent_ls.workspace.overlay import find_ripgrep

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from tomlkit.exceptions import ParseError
 
+from agent_ls.assembly import build_policy
 from agent_ls.config import load_config
 from agent_ls.core.events import VerdictGiven
 from agent_ls.core.ports import Approval, ApprovalRequest
@@ -17,7 +18,6 @@ from agent_ls.lsp.approver import prompt_text
 from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.policy.rules import BUILTIN_RULES, Rule
-from agent_ls.runtime import build_policy
 from agent_ls.settings import EnvSnapshot
 from agent_ls.workspace.paths import PathPolicy
 from tests.unit.tools.fakes import ROOT

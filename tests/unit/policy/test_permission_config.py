@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_ls.assembly import build_policy
 from agent_ls.config import ConfigDiagnostic, load_config
 from agent_ls.policy.rules import Rule
 from agent_ls.policy.user_rules import PermissionConfig
-from agent_ls.runtime import build_policy
 from agent_ls.settings import EditorSettings, EnvSnapshot
 
 USER = """\

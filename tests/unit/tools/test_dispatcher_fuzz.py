@@ -38,11 +38,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent_ls.assembly import assemble_session
 from agent_ls.core.events import Event, ToolCallFinished, ToolCallStarted
 from agent_ls.core.messages import ToolCall
 from agent_ls.core.ports import Approval, ApprovalRequest
 from agent_ls.core.untrusted_json import ARGUMENT_MAX_DEPTH
-from agent_ls.runtime import Session
 
 LONG = os.environ.get("AGENT_LS_FUZZ_LONG") == "1"
 EXAMPLES = int(os.environ.get("AGENT_LS_FUZZ_EXAMPLES", 20_000 if LONG else 250))
@@ -223,7 +223,7 @@ def test_random_and_malformed_tool_calls_never_escape_and_always_say_why(
     outside = tmp_path / "outside.txt"
     outside.write_text("not yours\n", encoding="utf-8")
     disk_before = tree_digest(tmp_path)
-    session = Session(
+    session = assemble_session(
         root=root, approver=AllowOnlySafeCommands(), environ={"PATH": os.environ.get("PATH", "")}
     )
     registry = session.registry

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_ls.assembly import assemble_session
 from agent_ls.core.events import Event, ToolCallFinished, ToolCallStarted
 from agent_ls.core.messages import ToolCall
 from agent_ls.core.ports import Approval, ApprovalRequest
@@ -30,7 +31,7 @@ class Deny:
 @pytest.fixture
 def session(tmp_path: Path) -> Iterator[Session]:
     (tmp_path / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
-    session = Session(root=tmp_path, approver=Deny(), environ={"PATH": os.environ.get("PATH", "")})
+    session = assemble_session(root=tmp_path, approver=Deny(), environ={"PATH": os.environ.get("PATH", "")})
     yield session
     session.close()
 
@@ -117,7 +118,7 @@ async def test_a_gitignore_line_pathspec_cannot_read_is_skipped_as_git_does(tmp_
     (tmp_path / ".gitignore").write_text("\\\nsecret-notes.txt\n", encoding="utf-8")
     (tmp_path / "secret-notes.txt").write_text("x\n", encoding="utf-8")
     (tmp_path / "kept.txt").write_text("y\n", encoding="utf-8")
-    session = Session(root=tmp_path, approver=Deny(), environ={"PATH": os.environ.get("PATH", "")})
+    session = assemble_session(root=tmp_path, approver=Deny(), environ={"PATH": os.environ.get("PATH", "")})
     try:
         is_error, output, _ = await call(session, "list_files", "{}")
         assert (is_error, output) == (False, "kept.txt")

@@ -23,7 +23,7 @@ from pathlib import Path
 from lsprotocol import types as t
 from pygls.uris import to_fs_path
 
-from agent_ls.config import load_config, user_config_file
+from agent_ls.config import load_config, path_policy_for, user_config_file
 from agent_ls.core.markdown_defang import defang_markdown
 from agent_ls.instructions.activation import MAX_READ_BYTES
 from agent_ls.instructions.agent_context import instruction_settings
@@ -38,7 +38,6 @@ from agent_ls.instructions.workspace_lint import (
     not_loaded_reason,
 )
 from agent_ls.lsp.state import AgentLanguageServer
-from agent_ls.path_policy import path_policy_for
 from agent_ls.settings import EnvSnapshot
 
 BYTES_PER_TOKEN = 4

@@ -11,6 +11,7 @@ Applying a proposal is in ``apply.py``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import uuid
 from dataclasses import replace
@@ -21,6 +22,7 @@ from lsprotocol import types as t
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from agent_ls.assembly import assemble_session
 from agent_ls.config import LoadedConfig
 from agent_ls.core.context import Focus
 from agent_ls.core.events import RunEnded
@@ -34,7 +36,6 @@ from agent_ls.lsp.command_args import parse_params
 from agent_ls.lsp.handlers import config_files
 from agent_ls.lsp.render import LspEventRenderer, usage_summary
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
-from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.runtime import Session
 from agent_ls.settings import EnvSnapshot, process_environ
 from agent_ls.workspace.diffs import line_counts, unified_diff
@@ -139,11 +140,6 @@ async def run_skill(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     return await _start(ls, run_params, skill=params.skill)
 
 
-def _load_context(root: Path, focus: Path | None, config: LoadedConfig) -> AgentContext:
-    """The chain and skills of ``root`` for the absolute path ``focus`` (None: the root). Blocking."""
-    return load_agent_context(workspace_root=root, focus=focus, config=config, env=EnvSnapshot.from_environ())
-
-
 async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None = None) -> dict[str, Any]:
     root, focus = _root_and_focus(ls, params)
     file_path = _file_path(params.uri)
@@ -152,23 +148,25 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
         ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=message))
     settings = ls.state.settings
     config = config_files.for_root(ls, root)
-    focus_path = root / focus.path if focus.path else None
-    context = await asyncio.to_thread(_load_context, root, focus_path, config)
-    if skill is not None and find_skill(context.skills, skill) is None:
-        names = ", ".join(s.name for s in context.skills.skills) or "none"
-        raise JsonRpcInvalidParams(f"no skill named {skill!r} in this workspace; skills: {names}")
-    session = Session(
-        root=root,
-        approver=LspApprover(ls),
-        environ=process_environ(),
-        buffers=EditorBuffers(ls.workspace),
-        limits=settings.loop_limits(),
-        config=config,
-        editor_rules=settings.permissions.rules()[0],
-        context=context,
-        reload_context=lambda: _load_context(root, focus_path, config),
-        context_generation=lambda: ls.state.instructions_generation,
+    session = await asyncio.to_thread(
+        functools.partial(
+            assemble_session,
+            root=root,
+            approver=LspApprover(ls),
+            environ=process_environ(),
+            config=config,
+            env=EnvSnapshot.from_environ(),
+            focus=root / focus.path if focus.path else None,
+            model=params.model,
+            editor=settings,
+            buffers=EditorBuffers(ls.workspace),
+            context_generation=lambda: ls.state.instructions_generation,
+        )
     )
+    if skill is not None and find_skill(session.context.skills, skill) is None:
+        session.close()
+        names = ", ".join(s.name for s in session.context.skills.skills) or "none"
+        raise JsonRpcInvalidParams(f"no skill named {skill!r} in this workspace; skills: {names}")
     token = f"agent-ls/{session.session_id}/{uuid.uuid4().hex[:8]}"
     entry = SessionEntry(session=session, task_text=params.task, progress_token=token)
     ls.state.sessions[session.session_id] = entry
@@ -197,15 +195,8 @@ async def _drive(ls: AgentLanguageServer, entry: SessionEntry, params: p.RunPara
                 )
         except Exception as exc:  # a client that refuses the token still gets the log and agent/* messages
             log.warning("window/workDoneProgress/create failed: %s", exc)
-    settings, env = ls.state.settings, EnvSnapshot.from_environ()
     try:
-        await session.run(
-            task=params.task,
-            focus=focus,
-            open_model=lambda: open_model(resolve_model(params.model, settings, env, session.config)),
-            emit=renderer,
-            usage_before=ls.state.usage,
-        )
+        await session.run(task=params.task, focus=focus, emit=renderer, usage_before=ls.state.usage)
         if session.last_run is not None:  # summed, not copied: runs may overlap
             ls.state.usage = ls.state.usage + session.last_run.usage
     finally:
@@ -266,6 +257,11 @@ async def discard_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str
         return p.DiscardProposalResult(discarded=False).wire()
     entry.session.discard()
     return p.DiscardProposalResult(discarded=True).wire()
+
+
+def _load_context(root: Path, focus: Path | None, config: LoadedConfig) -> AgentContext:
+    """The chain and skills of ``root`` for the absolute path ``focus`` (None: the root). Blocking."""
+    return load_agent_context(workspace_root=root, focus=focus, config=config, env=EnvSnapshot.from_environ())
 
 
 async def _context_for(ls: AgentLanguageServer, uri: str | None) -> AgentContext:

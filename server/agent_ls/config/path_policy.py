@@ -1,12 +1,13 @@
-"""The session's ``PathPolicy`` from the config files: one construction for the tools, the shell's paths,
-the shadow copy and the instruction loaders (which skip secret files the same way)."""
+"""The ``PathPolicy`` of a workspace from its config files: one construction for a session (the tools,
+the shell's paths, the shadow copy: ``assembly.build_policy``) and the instruction loaders, lint and
+hover (which skip secret files the same way)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_ls.config import LoadedConfig
+from agent_ls.config.loading import LoadedConfig
 from agent_ls.workspace.paths import PathPolicy
 
 

@@ -1,0 +1,204 @@
+"""Assembling a session: the one place where a front end's settings become a ``runtime.Session``.
+
+Every front end calls ``assemble_session`` (``agent-ls run`` in ``headless.py``, ``agent.run`` in
+``lsp/handlers/commands.py``, and the ACP front end to come); none builds a part itself. From the
+settings it builds, in order (docs/architecture.md draws the path):
+
+1. the AGENTS.md chain and skills of the focus (``instructions.agent_context.load_agent_context``),
+   unless given; their folders outside the workspace become readable;
+2. the path policy (``config.path_policy_for``: built-in and configured secrets, the user config
+   directory) and, on it, the permission policy (``build_policy``: built-in rules, then the config
+   files', then the editor's);
+3. the shadow copy, the overlay over it (pending edits and unsaved buffers) and the shell runner
+   that runs commands in the copy and proposes their changes back to the overlay;
+4. the tool registry, behind the permission policy and the approver;
+5. the model opener (``models.resolution``: the model is resolved and its client built at the start of
+   each run, so a bad model ends that run with a clear reason instead of failing the request).
+
+``agent-ls policy check`` builds the same permission policy with ``build_policy``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from agent_ls.config import LoadedConfig, path_policy_for
+from agent_ls.core.errors import ConfigError
+from agent_ls.core.loop import LoopLimits
+from agent_ls.core.ports import Approver, ModelClient
+from agent_ls.instructions.activation import SkillActivations
+from agent_ls.instructions.agent_context import AgentContext, load_agent_context
+from agent_ls.models.resolution import open_model, resolve_model
+from agent_ls.policy.approvals import append_allow_rules
+from agent_ls.policy.engine import PermissionPolicy
+from agent_ls.policy.rules import BUILTIN_RULES, Rule
+from agent_ls.runtime import ModelOpener, Session, SessionParts, new_session_id
+from agent_ls.settings import EditorSettings, EnvSnapshot
+from agent_ls.tools import default_tools
+from agent_ls.tools.base import ToolContext
+from agent_ls.tools.registry import ToolRegistry
+from agent_ls.workspace.overlay import BufferSource, Overlay
+from agent_ls.workspace.shadow import ShadowCopy
+from agent_ls.workspace.shell_runner import ShellRunner
+
+NO_ENVIRONMENT = "no model: this session was assembled without an environment to resolve one from"
+
+
+def assemble_session(
+    *,
+    root: Path,
+    approver: Approver,
+    environ: Mapping[str, str],
+    config: LoadedConfig | None = None,
+    env: EnvSnapshot | None = None,
+    focus: Path | None = None,
+    model: str | None = None,
+    editor: EditorSettings | None = None,
+    buffers: BufferSource | None = None,
+    limits: LoopLimits | None = None,
+    tool_timeout_s: float = 60.0,
+    session_id: str | None = None,
+    context: AgentContext | None = None,
+    reload_context: Callable[[], AgentContext] | None = None,
+    context_generation: Callable[[], int] | None = None,
+) -> Session:
+    """Build a session for ``root`` from a front end's settings (module docstring). Blocking: it reads
+    the instruction files; call it in a worker thread from an event loop.
+
+    Args:
+        root: the workspace root.
+        approver: answers "ask" verdicts (the editor's prompt, the terminal's, or a fixed answer).
+        environ: the environment the shell's allowlisted child environment is built from.
+        config: the config files of ``root`` (``config.load_config``); None: built-in defaults. Its
+            ``[shell]`` mode and ``[sandbox]`` switch go to the shell runner, its secret patterns to the
+            path policy, its provider key variables to the list the child environment never gets.
+        env: the environment snapshot the instructions (home, user config directory) and the model
+            (``AGENT_LS_MODEL``, keys) are resolved from. None: a bare session with no instructions
+            and no model of its own (unit tests give ``context`` and ``open_model`` themselves).
+        focus: the absolute path of the file in focus, or None (the root): its AGENTS.md chain
+            applies.
+        model: the model string asked for (``--model``, the ``model`` of ``agent.run``), or None.
+        editor: the editor settings (``agentLs.*``): the model, ``maxTurns`` and permission rules
+            (the last source); None outside an editor.
+        buffers: the editor's open documents (unsaved text), or None outside an editor.
+        limits: the loop's stop conditions; None: the editor's (``maxTurns``), else the defaults.
+        tool_timeout_s: the per-tool timeout in seconds (default 60, as in the seed harness).
+        session_id: the id to use; a new one when None.
+        context: the AGENTS.md chain and skills, already loaded; None: loaded here (with ``env``).
+        reload_context: loads the context again when ``context_generation`` moved; None: the same
+            loading as step 1, when ``env`` is given.
+        context_generation: a counter that moves when an instruction or skill file changes (the file
+            watcher); read before each model call.
+    """
+    root = root.resolve()
+    config = config or LoadedConfig()
+    editor_rules = editor.permissions.rules()[0] if editor is not None else ()
+
+    def load() -> AgentContext:
+        if env is None:
+            return AgentContext(root)
+        return load_agent_context(workspace_root=root, focus=focus, config=config, env=env)
+
+    if context is None:
+        context = load()
+    if reload_context is None and env is not None:
+        reload_context = load
+    policy = build_policy(root, config, editor_rules, context.readable_dirs())
+    paths = policy.paths  # one path policy for the tools, the shell's paths and the shadow copy
+    sandbox: Literal["detect"] | None = "detect" if config.permissions.sandbox_enabled else None
+    shadow = ShadowCopy(root, paths=paths)
+    overlay = Overlay(root, buffers, shadow=shadow, environ=environ, sandbox=sandbox, paths=paths)
+    activations = SkillActivations(context.skills, root)
+
+    def skill_dirs() -> list[Path]:
+        """The folders of the activated skills that may be read outside the workspace (for the sandbox)."""
+        readable = set(paths.extra_dirs)
+        return [folder for folder in activations.active_folders() if folder.resolve() in readable]
+
+    runner = ShellRunner(
+        shadow,
+        overlay,
+        environ,
+        sandbox=sandbox,
+        mode=config.permissions.shell_mode,
+        key_names=[p.api_key_env for p in config.providers.values() if p.api_key_env],
+        paths=paths,
+        skill_dirs=skill_dirs,
+    )
+    nested = context.nested()
+    registry = ToolRegistry(
+        default_tools(),
+        policy,
+        approver,
+        ToolContext(workspace=overlay, runner=runner, instructions=nested),
+        tool_timeout_s=tool_timeout_s,
+    )
+    if limits is None:
+        limits = editor.loop_limits() if editor is not None else LoopLimits()
+    parts = SessionParts(
+        session_id=session_id or new_session_id(),
+        root=root,
+        config=config,
+        context=context,
+        policy=policy,
+        shadow=shadow,
+        overlay=overlay,
+        runner=runner,
+        nested=nested,
+        registry=registry,
+        activations=activations,
+        limits=limits,
+        open_model=model_opener(model, editor, env, config),
+        reload_context=reload_context,
+        context_generation=context_generation,
+    )
+    return Session(parts)
+
+
+def model_opener(
+    model: str | None, editor: EditorSettings | None, env: EnvSnapshot | None, config: LoadedConfig
+) -> ModelOpener:
+    """Resolves the model (``models.resolution.resolve_model``: the asked-for string, the editor's,
+    ``AGENT_LS_MODEL``, the config's) and builds its client, when called; raises ``ConfigError``."""
+
+    def opened() -> ModelClient:
+        if env is None:
+            raise ConfigError(NO_ENVIRONMENT)
+        return open_model(resolve_model(model, editor or EditorSettings(), env, config))
+
+    return opened
+
+
+def build_policy(
+    root: Path,
+    config: LoadedConfig,
+    editor_rules: Sequence[Rule] = (),
+    readable_dirs: Sequence[Path] = (),
+    *,
+    sandboxed: bool = False,
+) -> PermissionPolicy:
+    """The permission policy for a workspace: rules from every source, and the configured secrets.
+
+    Args:
+        root: the workspace root.
+        config: the loaded config files (``LoadedConfig()`` for none: built-in rules only, and no
+            "Always allow", since there is no user config file to write).
+        editor_rules: the rules of the editor settings (``agentLs.permissions.allow/ask/deny``).
+        readable_dirs: folders outside the workspace whose files may be read, never written (the
+            folders of user and bundled skills); secret files in them stay refused.
+        sandboxed: whether commands run in a sandbox (``sandbox.unsandboxed_reason`` is empty). False,
+            the safe side, until the caller knows.
+    """
+    permissions = config.permissions
+    paths = path_policy_for(root, config, readable_dirs)
+    write = functools.partial(append_allow_rules, config.user_file) if config.user_file is not None else None
+    return PermissionPolicy(
+        paths,
+        (*BUILTIN_RULES, *permissions.rules, *editor_rules),
+        shell_mode=permissions.shell_mode,
+        write_rules=write,
+        sandboxed=sandboxed,
+    )
