@@ -20,7 +20,7 @@ import textwrap
 from pathlib import Path
 
 from agent_ls.config import load_config
-from agent_ls.file_diagnostics import FileDiagnostic
+from agent_ls.core.file_diagnostics import FileDiagnostic
 from agent_ls.instructions.agent_context import AgentContext, load_agent_context, marker_above
 from agent_ls.settings import EnvSnapshot
 

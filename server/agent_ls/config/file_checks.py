@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent_ls.config.key_locator import KeyLocator, KeyPath
 from agent_ls.config.schema import ConfigFile, is_inner_relative
-from agent_ls.file_diagnostics import FileDiagnostic
+from agent_ls.core.file_diagnostics import FileDiagnostic
 from agent_ls.policy.rules import Rule, parse_rules
 from agent_ls.policy.user_rules import USER_SOURCE, drop_bad_entries, loosening_hint, loosens
 

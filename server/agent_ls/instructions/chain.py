@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agent_ls.file_diagnostics import FileDiagnostic
+from agent_ls.core.file_diagnostics import FileDiagnostic
 from agent_ls.instructions.imports import ImportRecord
 
 InstructionKind = Literal["global", "project", "nested"]

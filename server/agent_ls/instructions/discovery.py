@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from agent_ls.file_diagnostics import FileDiagnostic, Severity
+from agent_ls.core.file_diagnostics import FileDiagnostic, Severity
 from agent_ls.instructions.budget import allocate, cut_point, truncation_marker, truncation_message
 from agent_ls.instructions.chain import InstructionFile, InstructionKind, InstructionSettings
 from agent_ls.instructions.imports import Importer, ImportRecord

@@ -37,7 +37,7 @@ from typing import Any
 # the reference validator's strictyaml rejects too much real-world YAML (flow lists…) to load skills with.
 import yaml
 
-from agent_ls.file_diagnostics import FileDiagnostic
+from agent_ls.core.file_diagnostics import FileDiagnostic
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from agent_ls.file_diagnostics import FileDiagnostic, Severity
+from agent_ls.core.file_diagnostics import FileDiagnostic, Severity
 from agent_ls.instructions.reading import read_head, split_lines, strip_ending
 
 ImportStatus = Literal["resolved", "refused", "not_found", "cycle", "too_deep", "duplicate"]

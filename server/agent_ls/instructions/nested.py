@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_ls.file_diagnostics import FileDiagnostic
+from agent_ls.core.file_diagnostics import FileDiagnostic
 from agent_ls.instructions.chain import InstructionChain, InstructionFile, InstructionSettings
 from agent_ls.instructions.discovery import Loader
 from agent_ls.workspace.paths import is_secret as default_is_secret

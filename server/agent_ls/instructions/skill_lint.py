@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_ls.file_diagnostics import FileDiagnostic, Severity
+from agent_ls.core.file_diagnostics import FileDiagnostic, Severity
 from agent_ls.instructions.frontmatter import KeySpan
 from agent_ls.instructions.skill_parse import ParsedSkill, Skill
 

@@ -28,7 +28,7 @@ from typing import Literal
 
 import yaml
 
-from agent_ls.file_diagnostics import FileDiagnostic, Severity
+from agent_ls.core.file_diagnostics import FileDiagnostic, Severity
 from agent_ls.instructions.frontmatter import (
     KeySpan,
     LoadedFrontmatter,

@@ -35,7 +35,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agent_ls.file_diagnostics import FileDiagnostic, Severity
+from agent_ls.core.file_diagnostics import FileDiagnostic, Severity
 from agent_ls.instructions.catalog import (
     load_body,
     render_activation,

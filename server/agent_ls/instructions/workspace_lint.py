@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from agent_ls.config import LoadedConfig, path_policy_for, user_config_file
-from agent_ls.file_diagnostics import FileDiagnostic
+from agent_ls.core.file_diagnostics import FileDiagnostic
 from agent_ls.instructions.agent_context import (
     bundled_skills_dir,
     home_dir,

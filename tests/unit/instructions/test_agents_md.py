@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_ls.file_diagnostics import FileDiagnostic
+from agent_ls.core.file_diagnostics import FileDiagnostic
 from agent_ls.instructions.agents_md import (
     CHAIN_HEADER,
     InstructionChain,

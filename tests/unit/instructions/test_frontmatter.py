@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_ls.file_diagnostics import FileDiagnostic
+from agent_ls.core.file_diagnostics import FileDiagnostic
 from agent_ls.instructions.frontmatter import (
     MAX_FRONTMATTER_BYTES,
     KeySpan,
