@@ -4,15 +4,17 @@ Every front end calls ``assemble_session`` (``agent-ls run`` in ``headless.py``,
 ``lsp/handlers/commands.py``, and the ACP front end to come); none builds a part itself. From the
 settings it builds, in order (docs/architecture.md draws the path):
 
-1. the AGENTS.md chain and skills of the focus (``instructions.agent_context.load_agent_context``),
-   unless given; their folders outside the workspace become readable;
-2. the path policy (``config.path_policy_for``: built-in and configured secrets, the user config
-   directory) and, on it, the permission policy (``build_policy``: built-in rules, then the config
-   files', then the editor's);
-3. the shadow copy, the overlay over it (pending edits and unsaved buffers) and the shell runner
+1. the path policy (``config.path_policy_for``: built-in and configured secrets, the user config
+   directory): the one of the session, used by the instruction loaders, the tools, the shell's paths
+   and the shadow copy;
+2. the AGENTS.md chain and skills of the focus (``instructions.agent_context.load_agent_context``),
+   unless given; the folders of skills outside the workspace become readable (never writable);
+3. the permission policy on that path policy: built-in rules, then the config files', then the
+   editor's;
+4. the shadow copy, the overlay over it (pending edits and unsaved buffers) and the shell runner
    that runs commands in the copy and proposes their changes back to the overlay;
-4. the tool registry, behind the permission policy and the approver;
-5. the model opener (``models.resolution``: the model is resolved and its client built at the start of
+5. the tool registry, behind the permission policy and the approver;
+6. the model opener (``models.resolution``: the model is resolved and its client built at the start of
    each run, so a bad model ends that run with a clear reason instead of failing the request).
 
 ``agent-ls policy check`` builds the same permission policy with ``build_policy``.
@@ -41,6 +43,7 @@ from agent_ls.tools import default_tools
 from agent_ls.tools.base import ToolContext
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.workspace.overlay import BufferSource, Overlay
+from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.shell_runner import ShellRunner
 
@@ -97,17 +100,22 @@ def assemble_session(
     config = config or LoadedConfig()
     editor_rules = editor.permissions.rules()[0] if editor is not None else ()
 
+    # One path policy for the instructions, the tools, the shell's paths and the shadow copy.
+    paths = path_policy_for(root, config)
+
     def load() -> AgentContext:
         if env is None:
             return AgentContext(root)
-        return load_agent_context(workspace_root=root, focus=focus, config=config, env=env)
+        return load_agent_context(
+            workspace_root=root, focus=focus, config=config, env=env, is_secret=paths.is_secret
+        )
 
     if context is None:
         context = load()
     if reload_context is None and env is not None:
         reload_context = load
-    policy = build_policy(root, config, editor_rules, context.readable_dirs())
-    paths = policy.paths  # one path policy for the tools, the shell's paths and the shadow copy
+    paths.allow_reading(context.readable_dirs())
+    policy = _permission_policy(paths, config, editor_rules)
     sandbox: Literal["detect"] | None = "detect" if config.permissions.sandbox_enabled else None
     shadow = ShadowCopy(root, paths=paths)
     overlay = Overlay(root, buffers, shadow=shadow, environ=environ, sandbox=sandbox, paths=paths)
@@ -192,8 +200,13 @@ def build_policy(
         sandboxed: whether commands run in a sandbox (``sandbox.unsandboxed_reason`` is empty). False,
             the safe side, until the caller knows.
     """
+    return _permission_policy(path_policy_for(root, config, readable_dirs), config, editor_rules, sandboxed)
+
+
+def _permission_policy(
+    paths: PathPolicy, config: LoadedConfig, editor_rules: Sequence[Rule], sandboxed: bool = False
+) -> PermissionPolicy:
     permissions = config.permissions
-    paths = path_policy_for(root, config, readable_dirs)
     write = functools.partial(append_allow_rules, config.user_file) if config.user_file is not None else None
     return PermissionPolicy(
         paths,

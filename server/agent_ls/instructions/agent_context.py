@@ -228,6 +228,7 @@ def load_agent_context(
     config: LoadedConfig,
     env: EnvSnapshot,
     context_window: int | None = None,
+    is_secret: Callable[[str], bool] | None = None,
 ) -> AgentContext:
     """Read the AGENTS.md chain for ``focus`` and discover the skills. Blocking (disk reads): the LSP
     server calls it in a worker thread. Never raises for file contents: problems are diagnostics.
@@ -238,11 +239,14 @@ def load_agent_context(
         config: the loaded config files (``[instructions]``, ``[skills]``, the user config dir).
         env: the environment (``HOME``, ``AGENT_LS_CONFIG_DIR``).
         context_window: the model's context window in tokens, when known (sets the catalog budget).
+        is_secret: whether a workspace-relative path is a secret (never read as an instruction); the
+            session's path policy's (``assembly``), else one built from ``config``.
     """
     root = Path(os.path.abspath(workspace_root))
     settings = instruction_settings(config.instructions)
     global_dir = (config.user_file or user_config_file(env)).parent
-    is_secret = path_policy_for(root, config).is_secret
+    if is_secret is None:
+        is_secret = path_policy_for(root, config).is_secret
     chain = load_chain(
         workspace_root=root, focus=focus, global_dir=global_dir, settings=settings, is_secret=is_secret
     )
