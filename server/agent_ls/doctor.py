@@ -109,7 +109,7 @@ def check_sandbox(workspace: Path, config: LoadedConfig) -> Check:
     """Bubblewrap found and able to run a command with this workspace's mounts, and not switched off.
 
     Without it the summary says plainly that commands are unsandboxed and what follows
-    (``runtime.unsandboxed_reason``)."""
+    (``workspace.sandbox.unsandboxed_reason``)."""
     unsandboxed = unsandboxed_reason(config.permissions.sandbox_enabled)
     if unsandboxed:
         return Check(

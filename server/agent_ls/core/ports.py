@@ -1,8 +1,8 @@
 """Ports: the Protocols through which the core talks to the world.
 
 Adapters implement them at the edge (``models/``, ``tools/``, ``workspace/``, ``policy/``, ``lsp/``,
-``cli.py``) and are wired together in ``agent_ls/runtime.py``. Each docstring is a contract: what an
-implementation must do, what it must never do, and how it reports failure.
+``cli.py``) and are wired together in ``agent_ls/assembly.py`` (``assemble_session``). Each docstring
+is a contract: what an implementation must do, what it must never do, and how it reports failure.
 """
 
 from __future__ import annotations
