@@ -9,21 +9,23 @@ import pytest
 from agent_ls.core.events import Verdict
 from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import (
-    DYNAMIC_ARGUMENT_RULE,
-    DYNAMIC_TARGET_RULE,
     EMPTY_RULE,
-    GLOB_RULE,
     NOT_STATIC_RULE,
-    OUTSIDE_RULE,
-    REDIRECT_RULE,
     RISKY_RULE,
-    SECRET_RULE,
     SESSION_RULE,
-    UNKNOWN_CWD_RULE,
-    WRITE_OPTION_RULE,
     Decision,
     PermissionPolicy,
     WriteRules,
+)
+from agent_ls.policy.operand_checks import (
+    DYNAMIC_ARGUMENT_RULE,
+    DYNAMIC_TARGET_RULE,
+    GLOB_RULE,
+    OUTSIDE_RULE,
+    REDIRECT_RULE,
+    SECRET_RULE,
+    UNKNOWN_CWD_RULE,
+    WRITE_OPTION_RULE,
 )
 from agent_ls.policy.rules import BUILTIN_RULES, FALLBACK_RULE, Judgement, Rule, parse_rule
 from agent_ls.policy.user_rules import ShellMode

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_ls.policy.engine import DYNAMIC_ARGUMENT_RULE, PermissionPolicy
+from agent_ls.policy.engine import PermissionPolicy
+from agent_ls.policy.operand_checks import DYNAMIC_ARGUMENT_RULE
 from agent_ls.policy.rules import BUILTIN_RULES, parse_rule
 from agent_ls.policy.shell_parse import parse_shell
 from agent_ls.policy.shell_words import ansi_c, heredoc_delimiter
