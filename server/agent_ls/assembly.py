@@ -69,7 +69,8 @@ def assemble_session(
     context_generation: Callable[[], int] | None = None,
 ) -> Session:
     """Build a session for ``root`` from a front end's settings (module docstring). Blocking: it reads
-    the instruction files; call it in a worker thread from an event loop.
+    the instruction files (the LSP server calls it in a worker thread; it must not touch ``buffers``,
+    the approver or the server there, only keep them).
 
     Args:
         root: the workspace root.

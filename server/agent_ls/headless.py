@@ -194,7 +194,7 @@ async def run_headless(
         model=model,
         limits=LoopLimits(max_turns=max_turns) if max_turns else LoopLimits(),
     )
-    try:  # a model that cannot be used is said before anything else happens
+    try:  # a model that cannot be used ends the run before any model call or tool runs
         client = session.open_model()
     except ConfigError as exc:
         session.close()

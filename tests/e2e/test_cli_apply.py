@@ -157,3 +157,39 @@ def test_an_apply_killed_earlier_is_finished_by_the_next_run_before_anything_els
     assert "agent-ls: completed an apply interrupted at " in done.stderr
     assert tree(root) == {"f0.txt": b"new 0\n", "f1.txt": b"new 1\n", "f2.txt": b"new 2\n"}
     assert _leftovers(root) == []
+
+
+def test_a_run_with_no_usable_model_still_finishes_an_interrupted_apply_and_reads_the_config_after_it(
+    tmp_path: Path,
+) -> None:
+    """Recovery comes first, even before the config files are read and the model is resolved: the
+    workspace config the interrupted apply was writing is read whole, and exit 2 leaves no half-apply."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "agent-ls.toml").write_text('model = "not a model string"\n')
+    (root / "f.txt").write_text("old\n")
+    code = f"""
+        import os, signal
+        from pathlib import Path
+        from agent_ls.workspace.apply_files import FileWrite, stage_files
+        writes = [FileWrite("f.txt", b"new\\n"), FileWrite("agent-ls.toml", b'model = "replay:none.json"\\n')]
+        staged = stage_files(Path({str(root)!r}), writes)
+        staged.journal.commit()
+        os.replace(staged.targets[0].temp, staged.targets[0].path)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """
+    subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=False)
+    assert tree(root)["agent-ls.toml"] == b'model = "not a model string"\n'
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    process = start(["run", "t"], cwd=root, env=environment(temp))
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 2, stderr
+    lines = stderr.splitlines()
+    assert lines[0].startswith("agent-ls: completed an apply interrupted at "), stderr
+    # The config read is the one the apply finished writing (an untrusted workspace's replay model is
+    # ignored, with a warning), not the half-applied file's model string.
+    assert 'model = "replay:..." is ignored' in stderr and "not a model string" not in stderr, stderr
+    assert lines[-1].startswith("agent-ls: no model configured"), stderr
+    assert tree(root) == {"agent-ls.toml": b'model = "replay:none.json"\n', "f.txt": b"new\n"}
+    assert _leftovers(root) == []

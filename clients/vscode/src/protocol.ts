@@ -142,7 +142,7 @@ export interface DiscardProposalResult {
 }
 
 /**
- * A problem found in an agent config file (`agent_ls.file_diagnostics.FileDiagnostic.wire()`):
+ * A problem found in an agent config file (`agent_ls.core.file_diagnostics.FileDiagnostic.wire()`):
  * 0-based line, code-point columns of that line (end exclusive).
  */
 export interface WireFileDiagnostic {

@@ -132,7 +132,7 @@ export const WIRE_FIELDS = {
  * model): their keys, checked by `test/unit/protocol.test.ts` against those methods.
  */
 export const DICT_WIRE_FIELDS = {
-  /** `agent_ls.file_diagnostics.FileDiagnostic.wire()` */
+  /** `agent_ls.core.file_diagnostics.FileDiagnostic.wire()` */
   WireFileDiagnostic: {
     path: 'required',
     line: 'required',

@@ -1,6 +1,7 @@
 """The ``PathPolicy`` of a workspace from its config files: one construction for a session (the tools,
-the shell's paths, the shadow copy: ``assembly.build_policy``) and the instruction loaders, lint and
-hover (which skip secret files the same way)."""
+the shell's paths, the shadow copy, the instruction loaders: ``assembly.assemble_session``), ``agent-ls
+policy check`` (``assembly.build_policy``), and the lint and hover of agent files (which skip secret
+files the same way)."""
 
 from __future__ import annotations
 

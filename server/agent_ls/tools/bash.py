@@ -3,7 +3,7 @@
 The shadow copy holds the workspace with the pending proposal applied, so tests see the agent's
 edits while the user's files stay untouched. Text files the command creates or changes there (a
 formatter's output) are brought into the proposal, which then changes (``ProposalChanged``); other
-changes and deletions are undone (see ``workspace/shadow.py``).
+changes and deletions are undone (see ``workspace/shell_runner.py``).
 Output: ``exit code N`` then the combined stdout and stderr (``(no output)`` when empty), as capped
 by the runner. A command still running after ``ToolContext.command_timeout_s`` seconds is stopped and
 the reply says so (an error result, with the output so far). A non-zero exit is a normal result.

@@ -1,7 +1,7 @@
 """ShadowCopy and ShellRunner: commands see the agent's view, never touch the user's files or keys.
 
 Every ShellRunner test runs twice: in the bubblewrap sandbox and unsandboxed (where the one-time
-no-sandbox note is stripped; ``tests/unit/policy/test_sandbox.py`` checks the note and the isolation).
+no-sandbox note is stripped; ``tests/unit/workspace/test_sandbox.py`` checks the note and the isolation).
 """
 
 from __future__ import annotations
