@@ -37,7 +37,7 @@ from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.policy.rules import BUILTIN_RULES, Rule
-from agent_ls.runtime import ModelOpener, Session, SessionParts, new_session_id
+from agent_ls.runtime import ModelOpener, Session, new_session_id
 from agent_ls.settings import EditorSettings, EnvSnapshot
 from agent_ls.tools import default_tools
 from agent_ls.tools.base import ToolContext
@@ -147,7 +147,7 @@ def assemble_session(
     )
     if limits is None:
         limits = editor.loop_limits() if editor is not None else LoopLimits()
-    parts = SessionParts(
+    return Session(
         session_id=session_id or new_session_id(),
         root=root,
         config=config,
@@ -164,7 +164,6 @@ def assemble_session(
         reload_context=reload_context,
         context_generation=context_generation,
     )
-    return Session(parts)
 
 
 def model_opener(

@@ -16,7 +16,7 @@ import logging
 import sys
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_ls.config import LoadedConfig
@@ -72,15 +72,16 @@ def _chain_detail(context: AgentContext) -> str:
     return "; ".join(parts)
 
 
-@dataclass(frozen=True)
-class SessionParts:
-    """What ``assembly.assemble_session`` builds for a ``Session``; nothing else builds them.
+@dataclass(eq=False)
+class Session:
+    """One conversation in one workspace root, and its proposal. Built by ``assembly.assemble_session``
+    (the parts below); nothing else builds them.
 
     Attributes:
         session_id: 12 hex digits.
         root: the workspace root (resolved).
         config: the config files of ``root``.
-        context: the AGENTS.md chain and skills loaded for the run's focus.
+        context: the AGENTS.md chain and skills loaded for the run's focus (replaced on reload).
         policy: the permission policy (its ``paths`` is the one path policy of the session).
         shadow: the shadow copy commands and searches run in.
         overlay: the proposal and the editor's unsaved texts, over the disk.
@@ -92,6 +93,8 @@ class SessionParts:
         open_model: builds the model client at the start of each run; raises ``ConfigError``.
         reload_context: loads the context again (same focus) when ``context_generation`` moved.
         context_generation: moves when an instruction or skill file changes; read before each turn.
+        history: the conversation so far (system message first).
+        last_run: the ``RunEnded`` of the last run, or None.
     """
 
     session_id: str
@@ -109,35 +112,12 @@ class SessionParts:
     open_model: ModelOpener
     reload_context: Callable[[], AgentContext] | None = None
     context_generation: Callable[[], int] | None = None
+    history: list[Message] = field(default_factory=list, init=False)
+    last_run: RunEnded | None = field(default=None, init=False)
 
-
-class Session:
-    """One conversation in one workspace root, and its proposal. Built by ``assembly.assemble_session``.
-
-    Args:
-        parts: the assembled parts (``SessionParts``).
-    """
-
-    def __init__(self, parts: SessionParts) -> None:
-        self.session_id = parts.session_id
-        self.root = parts.root
-        self.limits = parts.limits
-        self.config = parts.config
-        self.context = parts.context
-        self.open_model = parts.open_model
-        self._reload_context = parts.reload_context
-        self._generation = parts.context_generation
-        self._seen_generation = parts.context_generation() if parts.context_generation is not None else 0
-        self.policy = parts.policy
-        self.shadow = parts.shadow
-        self.overlay = parts.overlay
-        self.runner = parts.runner
-        self.nested = parts.nested
-        self.registry = parts.registry
-        self.activations = parts.activations
+    def __post_init__(self) -> None:
+        self._seen_generation = self.context_generation() if self.context_generation is not None else 0
         self._set_skill_tool()
-        self.history: list[Message] = []
-        self.last_run: RunEnded | None = None
 
     def _set_skill_tool(self) -> None:
         names = [skill.name for skill in self.context.skills.model_invocable()]
@@ -151,14 +131,14 @@ class Session:
 
     def _refresh_context(self, history: list[Message], emit: EventSink) -> None:
         """At a turn boundary: when an instruction or skill file changed, reload and rebuild the prefix."""
-        if self._generation is None or self._reload_context is None:
+        if self.context_generation is None or self.reload_context is None:
             return
-        generation = self._generation()
+        generation = self.context_generation()
         if generation == self._seen_generation:
             return
         self._seen_generation = generation
         try:
-            context = self._reload_context()
+            context = self.reload_context()
         except Exception:  # a reload must never break the run: keep the context we have
             log.exception("reloading the instructions failed")
             return
