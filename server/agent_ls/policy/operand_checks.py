@@ -112,12 +112,9 @@ class OperandChecks:
             )
         if redirect.write:
             return self._judge_written(target, cwd, REDIRECT_RULE, f"{redirect.op} {target}")
-        if cwd.path is None and not _absolute(target):
-            return Judgement("ask", UNKNOWN_CWD_RULE, f"{target}: the directory after cd is not known")
-        check = self.paths.check(expand_user(target), write=False, cwd=cwd.path)
-        refused = refusal(check, target)
-        if refused is not None:
-            return refused
+        check = self._checked(target, cwd, write=False)
+        if isinstance(check, Judgement):
+            return check
         if check.outside:  # a read redirect from outside the workspace: file rules cannot reach it
             return Judgement("deny", OUTSIDE_RULE, f"{redirect.op} {target}: {check.reason}")
         if check.rel is None:  # an allowed extra directory (read only)
@@ -130,16 +127,22 @@ class OperandChecks:
         rules apply."""
         if EXPANSION.search(target):
             return Judgement("ask", DYNAMIC_TARGET_RULE, f"{shown}: the file written is not known statically")
-        if cwd.path is None and not _absolute(target):
-            return Judgement("ask", UNKNOWN_CWD_RULE, f"{target}: the directory after cd is not known")
-        check = self.paths.check(expand_user(target), write=True, cwd=cwd.path)
-        refused = refusal(check, target)
-        if refused is not None:
-            return refused
+        check = self._checked(target, cwd, write=True)
+        if isinstance(check, Judgement):
+            return check
         if check.rel is None:  # not reached: the path policy refuses every write outside the roots
             return Judgement("deny", OUTSIDE_RULE, f"{shown}: {check.reason}")
         rules = judge("edit", check.rel, self.rules)
         return strictest([rules, Judgement("ask", rule, f"{shown} writes {check.rel} (an edit)")])
+
+    def _checked(self, target: str, cwd: Cwd, *, write: bool) -> PathCheck | Judgement:
+        """The path policy's verdict on a redirect's or write option's ``target`` from the shell's
+        directory, or the judgement that settles it first: ask when that directory is not known, deny
+        when the policy refuses the path."""
+        if cwd.path is None and not _absolute(target):
+            return Judgement("ask", UNKNOWN_CWD_RULE, f"{target}: the directory after cd is not known")
+        check = self.paths.check(expand_user(target), write=write, cwd=cwd.path)
+        return refusal(check, target) or check
 
     def _judge_operand(self, operand: Operand, cwd: Cwd) -> Iterator[Judgement]:
         yield from self._judge_argument(operand.text, cwd.path, derived=operand.derived)
