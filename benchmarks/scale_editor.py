@@ -11,8 +11,9 @@ Order of one measurement (each run's model is a ``replay:`` script, docs/replay-
    peak reset (``/proc/<pid>/clear_refs``), a run whose one tool call is a grep of the whole tree,
    and the new peak (``VmHWM``): the growth a grep causes;
 4. ``run``: runs that write the 10,000-line file with 1,000 spread changes (``write_file``), from
-   ``agent.run`` to ``agent/runEnded``; ``agent.proposal`` then asks for that proposal; ``agent.applyProposal``
-   applies it (the client writes the edit to disk in a worker thread, as an editor would off its UI loop).
+   ``agent.run`` to ``agent/runEnded``; ``agent.proposal`` then asks for that proposal;
+   ``agent.applyProposal`` applies it (the client writes the edit to disk in a worker thread, as an
+   editor would off its UI loop).
 
 Latencies are grouped by the phase in which the request was sent.
 """
@@ -51,6 +52,15 @@ def _status_kb(pid: int, key: str) -> int:
         if line.startswith(key + ":"):
             return int(line.split()[1])
     raise KeyError(key)
+
+
+def _reset_peak(pid: int) -> bool:
+    """Reset the process's ``VmHWM`` to its current RSS (proc(5) ``clear_refs``, value 5)."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
 
 
 def _script(folder: Path, name: str, steps: list[dict[str, Any]]) -> str:
@@ -168,7 +178,15 @@ class _Editor:
 
 
 async def measure_editor(
-    root: Path, scripts: Path, env: dict[str, str], *, big_rel: str, new_text: str, open_rel: str, needle: str, runs: int
+    root: Path,
+    scripts: Path,
+    env: dict[str, str],
+    *,
+    big_rel: str,
+    new_text: str,
+    open_rel: str,
+    needle: str,
+    runs: int,
 ) -> EditorResult:
     """Run the phases of the module docstring on ``root``; the big file is restored afterwards."""
     base = (root / big_rel).read_text()
@@ -184,10 +202,8 @@ async def measure_editor(
         editor.phase = "between"
         pid = editor.pid
         editor.result.rss_before_mb = _status_kb(pid, "VmRSS") / 1024
-        try:
-            Path(f"/proc/{pid}/clear_refs").write_text("5")
-        except OSError:
-            pass
+        if not _reset_peak(pid):
+            raise SystemExit("cannot reset the server's peak RSS (/proc/<pid>/clear_refs)")
         editor.phase = "grep of the whole tree"
         grep = [{"tool_calls": [{"name": "grep", "arguments": {"pattern": needle}}]}, {"content": "found"}]
         await editor.run(_script(scripts, "grep", grep), f"find {needle}")

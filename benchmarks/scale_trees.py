@@ -87,16 +87,27 @@ def _content(index: int, rng: random.Random, pools: dict[str, list[str]]) -> str
     if ext == ".json":
         keys = ", ".join(f'"{w}": {rng.randint(0, 999)}' for w in rng.sample(_WORDS, 12))
         return "{" + keys + "}\n"
-    head = {".py": f'"""Module {index}."""\n\n', ".ts": f"// module {index}\n\n", ".md": f"# Page {index}\n\n"}
+    head = {
+        ".py": f'"""Module {index}."""\n\n',
+        ".ts": f"// module {index}\n\n",
+        ".md": f"# Page {index}\n\n",
+    }
     blocks = [rng.choice(pools[ext]) for _ in range(rng.randint(2, 14))]
-    needle = f"{'# ' if ext == '.py' else '// ' if ext == '.ts' else ''}{NEEDLE}\n" if index % NEEDLE_EVERY == 0 else ""
+    needle = (
+        f"{'# ' if ext == '.py' else '// ' if ext == '.ts' else ''}{NEEDLE}\n"
+        if index % NEEDLE_EVERY == 0
+        else ""
+    )
     return head[ext] + needle + "".join(blocks)
 
 
 def big_base_text(seed: int = 7) -> str:
     """The 10,000-line Python file (a table of rows), the base of the big proposal."""
     rng = random.Random(seed)
-    rows = [f"    ({i}, {rng.choice(_WORDS)!r}, {rng.randint(0, 10**6)}, {rng.random():.6f}),\n" for i in range(BIG_LINES - 2)]
+    rows = [
+        f"    ({i}, {rng.choice(_WORDS)!r}, {rng.randint(0, 10**6)}, {rng.random():.6f}),\n"
+        for i in range(BIG_LINES - 2)
+    ]
     return "TABLE = [\n" + "".join(rows) + "]\n"
 
 
@@ -138,5 +149,7 @@ def add_node_modules(root: Path, files: int, seed: int = 2) -> None:
         if name == "package.json":
             path.write_text(f'{{"name": "pkg-{index // 20}", "version": "1.0.{index % 7}"}}\n')
         else:
-            body = "".join(f"exports.{rng.choice(_WORDS)}{i} = (x) => x + {i};\n" for i in range(rng.randint(5, 40)))
+            body = "".join(
+                f"exports.{rng.choice(_WORDS)}{i} = (x) => x + {i};\n" for i in range(rng.randint(5, 40))
+            )
             path.write_text(f"'use strict';\n{body}")

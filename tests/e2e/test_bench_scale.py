@@ -24,10 +24,25 @@ def test_quick_mode_on_a_200_file_tree_produces_every_row(tmp_path: Path) -> Non
         require_tool(tool)
     out = tmp_path / "rows.json"
     done = subprocess.run(
-        [sys.executable, "benchmarks/bench_scale.py", "--quick", "--sizes", "200", "--node-modules", "200",
-         "--repeat", "1", "--json", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "benchmarks/bench_scale.py",
+            "--quick",
+            "--sizes",
+            "200",
+            "--node-modules",
+            "200",
+            "--repeat",
+            "1",
+            "--json",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     rows = {(row["target"], row["what"]) for row in json.loads(out.read_text())}
     phases = (
@@ -58,7 +73,10 @@ def test_quick_mode_on_a_200_file_tree_produces_every_row(tmp_path: Path) -> Non
             )
         ),
         ("Memory", "server RSS growth during a grep of the 200-file tree"),
-        *(("The editor never waits", f"hover + codeAction while {phase} (200-file tree)") for phase in phases),
+        *(
+            ("The editor never waits", f"hover + codeAction while {phase} (200-file tree)")
+            for phase in phases
+        ),
     }
     assert rows == expected
     assert "### The editor never waits" in done.stdout
