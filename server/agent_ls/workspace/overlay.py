@@ -12,8 +12,9 @@ The agent's reads are remembered: ``propose`` refuses a file that changed (in th
 since the agent last read it, so a write built on a stale read cannot undo the user's change, and the
 proposal's base is the version the agent read. Nothing here writes the user's files.
 
-``search`` runs ripgrep (``search.py``) in the session's shadow copy after writing the current view
-into it (``shadow.py``), so it sees pending edits and unsaved buffers. Disk reads go through
+``search`` runs ripgrep on the real tree and, apart, on the pending edits and unsaved buffers
+(``tree_search.py``: no copy is made); ``list_files`` asks ``rg --files`` (``ripgrep_files.py``), or
+walks the tree itself (``listing.py``) without ripgrep. Disk reads go through
 ``PathPolicy.open_binary`` (``disk_text.py``), which resolves the path again at use: a file
 replaced by a symlink after the permission check is not followed out of the workspace. Edits are
 proposed inside the first root only; other roots and extra directories are read-only.
@@ -39,10 +40,12 @@ from agent_ls.workspace import disk_text, file_encoding
 from agent_ls.workspace.child_env import child_environment
 from agent_ls.workspace.listing import Selection, walk_files
 from agent_ls.workspace.paths import PathPolicy
+from agent_ls.workspace.ripgrep_files import list_with_ripgrep
 from agent_ls.workspace.sandbox import Sandbox, find_sandbox
-from agent_ls.workspace.search import SearchSpec, run_ripgrep
+from agent_ls.workspace.search import SearchSpec
 from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.text_pages import page_of
+from agent_ls.workspace.tree_search import RipgrepRun, search_tree
 
 CHANGED_SINCE_READ = "{rel} changed since you read it; read it again"
 
@@ -77,8 +80,9 @@ class Overlay:
     Args:
         root: the workspace root.
         buffers: the editor's open buffers; None when there is no editor (the CLI).
-        shadow: the session's shadow copy, shared with its ``ShellRunner``; a new (lazily created) one
-            by default. ``close`` deletes it.
+        shadow: the session's shadow copy, shared with its ``ShellRunner`` (the overlay gives it the
+            pending texts; it never searches it); a new (lazily created) one by default. ``close``
+            deletes it.
         environ: the environment ripgrep's allowlisted one is built from (``child_environment``).
         sandbox: where ripgrep runs, as for ``ShellRunner``.
         paths: the session's path policy (configured secrets, extra directories, more roots); by
@@ -296,7 +300,14 @@ class Overlay:
         if not self.is_dir(rel_dir):
             raise ToolError(f"directory not found: {rel_dir!r}")
         selection = Selection.of(rel_dir, pattern)
-        found = set(walk_files(self._paths.real_root, selection, self._stays_inside))
+        rg = find_ripgrep()
+        listed = None
+        if rg is not None:
+            root = self._paths.real_root
+            listed = list_with_ripgrep(rg, root, selection, env=self._env, stays_inside=self._stays_inside)
+        if listed is None:
+            listed = list(walk_files(self._paths.real_root, selection, self._stays_inside))
+        found = set(listed)
         found.update(rel for rel in self._pending if selection.covers(rel) and selection.wants(rel))
         ordered = sorted(found)
         return ordered[: max(limit, 0)], len(ordered)
@@ -313,18 +324,16 @@ class Overlay:
             names hidden ones.
 
         ripgrep runs like a shell command (``processes.execute``): in the sandbox, with the command
-        environment, killed with its process group on cancel.
+        environment, killed with its process group on cancel. It searches the real tree and the pending
+        texts apart (``tree_search``); a secret file, or a file reached through a symbolic link, is never
+        in the hits.
 
         Raises:
             ToolError: ripgrep is missing, it failed (an invalid regex: the message is rg's), it took
-                more than ``search.SEARCH_TIMEOUT_S`` seconds, or ``rel`` leads out of the copy through
-                a link a command planted.
+                more than ``search.SEARCH_TIMEOUT_S`` seconds, or ``rel`` was replaced by a link since
+                it was resolved.
         """
         rg = _ripgrep()
-        cwd = await self.shadow.sync(self)
-        if not (cwd / rel).resolve().is_relative_to(cwd.resolve()):
-            # A command may have replaced a directory of the copy with a link to elsewhere.
-            raise ToolError(f"{rel} leads outside the workspace copy; search a real directory")
         if self._detect:
             self._sandbox = await asyncio.to_thread(find_sandbox)
             self._detect = False
@@ -332,17 +341,8 @@ class Overlay:
         def decode_line(path: str, raw: bytes) -> str:
             return raw.decode(self.encoding_of(path).codec, "replace")
 
-        return await run_ripgrep(
-            rg,
-            SearchSpec(pattern, rel, glob),
-            cwd=cwd,
-            env=self._env,
-            sandbox=self._sandbox,
-            workspace_root=self.root,
-            max_line_chars=max_line_chars,
-            window=window,
-            decode_line=decode_line,
-        )
+        run = RipgrepRun(rg, self._env, self._sandbox, self.root, max_line_chars, window, decode_line)
+        return await search_tree(run, SearchSpec(pattern, rel, glob), self._paths, self.unsaved_files())
 
     def close(self) -> None:
         """Delete the shadow copy. Pending edits are kept until ``discard``."""

@@ -1,10 +1,13 @@
-"""ripgrep over the shadow copy, read as a JSON stream into bounded search hits.
+"""ripgrep over a tree (the workspace, or the pending texts), read as a JSON stream into bounded hits.
 
 One search (``run_ripgrep``), in order:
 
 1. ripgrep runs like a shell command (``processes.execute``: sandboxed, killed with its group) with
-   ``--json``, so each match comes with its line number and the byte offsets of every submatch;
-2. ``RipgrepStream`` reads that stream as it arrives. Per matching line it keeps a ``SearchHit``: the
+   ``--json``, so each match comes with its line number and the byte offsets of every submatch, in
+   the directory and with the ignore flags and paths of a ``ripgrep_scope.RipgrepScope``;
+2. ``RipgrepStream`` reads that stream as it arrives. A path the caller does not ``keep`` (a secret, a
+   file whose pending text is searched apart, one outside the scope) is dropped before it is counted.
+   Per matching line it keeps a ``SearchHit``: the
    whole line when it has at most ``max_line_chars`` characters, else one window per match (``window``
    characters each side; matches inside a window share it), columns counted in code points. A file
    keeps at most ``MAX_HITS_PER_FILE`` hits and the search ``MAX_HITS`` (the rest are only counted),
@@ -13,7 +16,8 @@ One search (``run_ripgrep``), in order:
 3. ripgrep's own errors (the text between the JSON lines) become one line for the model.
 
 A line ripgrep gives as bytes (not UTF-8: a legacy encoding) is decoded by ``decode_line`` (the file's
-encoding). Paths are relative to the copy's root, POSIX.
+encoding). Paths are workspace-relative, POSIX. ``merged`` joins the results of two searches over
+disjoint files (the disk's and the pending texts') as one search over both would have given them.
 """
 
 from __future__ import annotations
@@ -28,8 +32,10 @@ from typing import Any
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.file_views import SearchHit, SearchResult
+from agent_ls.workspace.dependency_folders import CATALOGUE
 from agent_ls.workspace.listing import names_hidden
 from agent_ls.workspace.processes import execute
+from agent_ls.workspace.ripgrep_scope import RipgrepScope
 from agent_ls.workspace.sandbox import Sandbox
 
 SEARCH_TIMEOUT_S = 50.0
@@ -42,8 +48,25 @@ _MAX_WINDOW_SPANS = 6  # a window widened by nearby matches stays within this ma
 _LINE_NUMBER = re.compile(rb'"line_number":\s*(\d+)')
 _PATH_TEXT = re.compile(rb'"path":\s*\{\s*"text":\s*"((?:[^"\\]|\\.)*)"')
 
+SKIPPED_DIRS = (
+    ".git",
+    # Tool caches (compiled bytecode, test caches) that commands recreate: never searched.
+    "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
+    *sorted(
+        entry.name
+        for entry in CATALOGUE
+        if entry.linked and entry.name != "*" and not (entry.inside or entry.holds or entry.beside)
+    ),
+)  # fmt: skip
+"""Directories never searched, ignored or not, unless named as the search's path: ``.git``, tool caches
+and the dependency trees tools install (``dependency_folders``: ``node_modules``, ``.venv``), which the
+shadow copy never held either, so grep gives what it gave when it searched the copy."""
+SKIPPED_GLOBS = tuple(f"--glob=!{name}/" for name in SKIPPED_DIRS)
+
 LineDecoder = Callable[[str, bytes], str]
 """Decodes a line ripgrep could not give as UTF-8: (path, raw bytes) to text."""
+PathFilter = Callable[[str], bool]
+"""Whether the hits of a workspace-relative path belong to the result."""
 
 
 @dataclass(frozen=True)
@@ -59,35 +82,39 @@ async def run_ripgrep(
     rg: str,
     spec: SearchSpec,
     *,
-    cwd: Path,
+    scope: RipgrepScope,
     env: dict[str, str],
     sandbox: Sandbox | None,
     workspace_root: Path,
     max_line_chars: int,
     window: int,
     decode_line: LineDecoder,
+    keep: PathFilter | None = None,
 ) -> SearchResult:
-    """Search the copy at ``cwd`` (module docstring).
+    """Search ``scope`` (module docstring); ``spec.rel`` is already in the scope's paths.
+
+    Args:
+        keep: the paths whose hits count (every path when None); called once per matching file.
 
     Raises:
         ToolError: an invalid regex (the message quotes ripgrep's reason), another ripgrep failure, or
             a search over ``SEARCH_TIMEOUT_S`` seconds.
     """
     # --sort path: the same search gives the same output (replays, tests), at the cost of threads.
-    args = [rg, "--json", "--sort", "path", "--no-require-git", "--no-messages"]
-    # The shadow has no .git directory: --no-require-git keeps its .gitignore files in force.
     # --no-messages: unreadable files are skipped silently, so the output holds matches or one error.
+    args = [rg, "--json", "--sort", "path", "--no-messages", "--no-config"]
     if spec.glob:
         args += ["--glob", spec.glob]
         if names_hidden(spec.glob):
             args.append("--hidden")
-    args += ["--regexp", spec.pattern]
-    if spec.rel != ".":
-        args += ["--", spec.rel]
-    stream = RipgrepStream(max_line_chars=max_line_chars, window=window, decode_line=decode_line)
+    # Later globs win over earlier ones: the user's glob cannot bring these back.
+    args += [*SKIPPED_GLOBS, "--regexp", spec.pattern, *scope.args]
+    stream = RipgrepStream(
+        max_line_chars=max_line_chars, window=window, decode_line=decode_line, prefix=scope.prefix, keep=keep
+    )
     result = await execute(
         args,
-        cwd=cwd,
+        cwd=scope.cwd,
         env=env,
         sandbox=sandbox,
         workspace_root=workspace_root,
@@ -104,13 +131,41 @@ async def run_ripgrep(
     return found
 
 
-class RipgrepStream:
-    """Reads ripgrep's ``--json`` output chunk by chunk (an ``OutputSink``); see the module docstring."""
+def merged(first: SearchResult, second: SearchResult) -> SearchResult:
+    """One result from two searches over disjoint sets of files, as one search over both would give it:
+    hits by path, line and column, at most ``MAX_HITS`` of them."""
+    if not second.counts and not second.unreadable:
+        return first
+    if not first.counts and not first.unreadable:
+        return second
+    hits = sorted((*first.hits, *second.hits), key=lambda h: (h.path, h.line, h.column))[:MAX_HITS]
+    counts = dict(sorted({**first.counts, **second.counts}.items()))
+    return SearchResult(tuple(hits), counts, (*first.unreadable, *second.unreadable))
 
-    def __init__(self, *, max_line_chars: int, window: int, decode_line: LineDecoder) -> None:
+
+class RipgrepStream:
+    """Reads ripgrep's ``--json`` output chunk by chunk (an ``OutputSink``); see the module docstring.
+
+    Args:
+        prefix: prepended to ripgrep's paths (``ripgrep_scope.RipgrepScope.prefix``).
+        keep: the paths whose hits count (after the prefix); every path when None.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_line_chars: int,
+        window: int,
+        decode_line: LineDecoder,
+        prefix: str = "",
+        keep: PathFilter | None = None,
+    ) -> None:
         self._max_line_chars = max_line_chars
         self._window = window
         self._decode_line = decode_line
+        self._prefix = prefix
+        self._keep = keep
+        self._kept_paths: dict[str, bool] = {}
         self._buffer = bytearray()
         self._skipping = False
         self._hits: list[SearchHit] = []
@@ -156,11 +211,13 @@ class RipgrepStream:
 
     def _too_long(self) -> None:
         found = _PATH_TEXT.search(self._buffer[:8192])
-        self._long_path = _json_string(found.group(1)) if found else "?"
+        self._long_path = self._prefix + _json_string(found.group(1)).removeprefix("./") if found else "?"
         self._buffer.clear()
         self._skipping = True
 
     def _skipped_end(self, tail: bytes) -> None:
+        if not self._wanted(self._long_path):
+            return
         numbers = _LINE_NUMBER.findall(tail)
         where = f"{self._long_path}:{int(numbers[-1])}" if numbers else self._long_path
         self._counts[self._long_path] = self._counts.get(self._long_path, 0) + 1
@@ -188,7 +245,9 @@ class RipgrepStream:
         path = _json_text(data.get("path"), lambda raw: raw.decode("utf-8", "surrogateescape"))
         if path is None:
             return
-        path = path.removeprefix("./")
+        path = self._prefix + path.removeprefix("./")
+        if not self._wanted(path):
+            return
         line_number = data.get("line_number")
         lines = data.get("lines")
         if not isinstance(line_number, int) or not isinstance(lines, dict):
@@ -217,6 +276,14 @@ class RipgrepStream:
             if self._kept.get(path, 0) < MAX_HITS_PER_FILE and len(self._hits) < MAX_HITS:
                 self._kept[path] = self._kept.get(path, 0) + 1
                 self._hits.append(hit)
+
+    def _wanted(self, path: str) -> bool:
+        if self._keep is None:
+            return True
+        known = self._kept_paths.get(path)
+        if known is None:
+            known = self._kept_paths[path] = self._keep(path)
+        return known
 
     def _hits_of(
         self,

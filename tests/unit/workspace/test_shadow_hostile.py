@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from agent_ls.core.errors import ToolError
-from agent_ls.core.file_views import SearchResult
 from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.search import MAX_HITS_PER_FILE
 from tests.unit.workspace.conftest import write
@@ -71,27 +69,6 @@ async def test_a_planted_link_or_fifo_at_the_target_is_replaced_not_followed(
     await asyncio.wait_for(_copy(overlay), timeout=5)  # a FIFO opened for reading would block forever
     assert (outside / "id_rsa").read_text() == "PRIVATE KEY\n"
     assert (copy / "a.txt").read_text() == "new a\n" and (copy / "b.txt").read_text() == "new b\n"
-
-
-@pytest.mark.parametrize("name", ["k", "wd"])
-async def test_search_refuses_a_path_that_a_planted_link_leads_outside(
-    overlay: Overlay, root: Path, outside: Path, name: str
-) -> None:
-    write(root, {"k": "plain\n", "wd/a.txt": "x\n"})
-    copy = await _copy(overlay)
-    _replace_with_link(copy / name, outside / "id_rsa" if name == "k" else outside)
-    with pytest.raises(ToolError, match="leads outside the workspace copy"):
-        await overlay.search("KEY", name, None)
-
-
-async def test_search_does_not_follow_planted_links_while_walking(
-    overlay: Overlay, root: Path, outside: Path
-) -> None:
-    write(root, {"src/a.txt": "x\n"})
-    copy = await _copy(overlay)
-    (copy / "src" / "key").symlink_to(outside / "id_rsa")
-    (copy / "src" / "home").symlink_to(outside)
-    assert await overlay.search("PRIVATE", ".", None) == SearchResult()
 
 
 async def test_search_keeps_few_hits_in_memory_and_counts_the_rest(overlay: Overlay, root: Path) -> None:

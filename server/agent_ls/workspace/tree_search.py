@@ -1,0 +1,185 @@
+"""grep over the current view of the workspace: ripgrep on the real tree, and on the pending texts apart.
+
+``Overlay.search`` calls ``search_tree``, which runs, in order:
+
+1. the pending pass, when files under the searched path have a pending edit or an unsaved editor buffer:
+   their texts (in their files' encodings, ``Overlay.unsaved_files``) are written to a private
+   temporary directory holding only them and the ``.gitignore``, ``.ignore`` and ``.rgignore`` files
+   of their folders (so the same ignore rules hide them), and ripgrep searches it;
+2. the disk pass, when the searched path exists on disk: ripgrep searches the user's tree in place (no
+   copy), in ``ripgrep_scope``'s scope. A hit counts only when its file has no pending text (that
+   was searched in step 1), is not a secret (``PathPolicy.is_secret``), and lies in a folder that is
+   not reached through a symbolic link (``lstat``, once per folder): ripgrep follows no link while it
+   walks, and this check holds even if a folder is swapped for one during the search;
+3. the two results are merged as one search over both would have given them (``search.merged``).
+
+The pending pass runs first, so an invalid regex fails there in milliseconds. Both passes run like a
+shell command (``processes.execute``: sandboxed, killed with their group on cancel or timeout). With
+nothing pending, nothing is written: grep costs what ripgrep costs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import stat
+from collections.abc import Container, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_ls.core.errors import ToolError
+from agent_ls.core.file_views import SearchResult
+from agent_ls.workspace.owned_temp_dirs import make_owned_dir
+from agent_ls.workspace.paths import PathPolicy
+from agent_ls.workspace.ripgrep_scope import RipgrepScope, scope_of
+from agent_ls.workspace.sandbox import Sandbox
+from agent_ls.workspace.search import LineDecoder, SearchSpec, merged, run_ripgrep
+
+PENDING_PREFIX = "agent-ls-grep-"
+"""The pending pass's temporary directory: ``<TMPDIR>/agent-ls-grep-XXXXXXXX``, removed after the search
+(or by the next session when this one was killed, ``owned_temp_dirs``)."""
+_RULE_FILES = (".gitignore", ".ignore", ".rgignore")
+
+
+@dataclass(frozen=True)
+class RipgrepRun:
+    """How ripgrep runs and reads: the binary, its environment and sandbox, and the hit bounds.
+
+    Attributes:
+        rg: the ripgrep binary.
+        env: its environment (``child_env.child_environment``).
+        sandbox: the sandbox it runs in, None for none.
+        workspace_root: the workspace root as given (``Sandbox.wrap`` hides it).
+        max_line_chars: a hit line's most characters shown whole (``search.RipgrepStream``).
+        window: characters each side of a match in a longer line.
+        decode_line: decodes a line in a legacy encoding (the file's).
+    """
+
+    rg: str
+    env: dict[str, str]
+    sandbox: Sandbox | None
+    workspace_root: Path
+    max_line_chars: int
+    window: int
+    decode_line: LineDecoder
+
+
+async def search_tree(
+    run: RipgrepRun, spec: SearchSpec, paths: PathPolicy, unsaved: Mapping[str, bytes]
+) -> SearchResult:
+    """Search ``spec`` over the disk under ``paths.real_root`` and the ``unsaved`` texts (module docstring).
+
+    Args:
+        spec: the search; ``spec.rel`` is workspace-relative (``PathPolicy.resolve``'s answer).
+        unsaved: workspace-relative path to the bytes of its pending edit or unsaved buffer.
+
+    Raises:
+        ToolError: as ``search.run_ripgrep``; ``spec.rel`` now leads through a symbolic link (it was
+            replaced by one since it was resolved); the pending texts cannot be written.
+    """
+    rel = spec.rel
+    pending = {
+        path: data for path, data in unsaved.items() if rel in (".", path) or path.startswith(rel + "/")
+    }
+    found = SearchResult()
+    if pending:
+        found = await _search_pending(run, spec, paths, pending)
+    scope = await asyncio.to_thread(_disk_scope, paths, rel)
+    if scope is None:
+        return found  # only pending files there
+    on_disk = await run_ripgrep(
+        run.rg,
+        spec,
+        scope=scope,
+        env=run.env,
+        sandbox=run.sandbox,
+        workspace_root=run.workspace_root,
+        max_line_chars=run.max_line_chars,
+        window=run.window,
+        decode_line=run.decode_line,
+        keep=_DiskHits(paths, scope, unsaved.keys()),
+    )
+    return merged(on_disk, found)
+
+
+def _disk_scope(paths: PathPolicy, rel: str) -> RipgrepScope | None:
+    """The scope of the disk pass, or None when ``rel`` is not on disk (a pending new file or folder)."""
+    if rel != "." and not os.path.lexists(paths.real_root / rel):
+        return None
+    if rel != "." and paths.resolve(rel) != rel:
+        raise ToolError(f"{rel} is now a symbolic link; search the folder it points to")
+    return scope_of(paths.real_root, rel)
+
+
+class _DiskHits:
+    """Whether a disk hit's path counts (module docstring, step 2); each folder is checked once."""
+
+    def __init__(self, paths: PathPolicy, scope: RipgrepScope, pending: Container[str]) -> None:
+        self._paths = paths
+        self._scope = scope
+        self._pending = pending
+        self._real_dirs: dict[str, bool] = {"": True}
+
+    def __call__(self, path: str) -> bool:
+        if path in self._pending or not self._scope.wants(path) or self._paths.is_secret(path):
+            return False
+        return self._real_dir(path.rpartition("/")[0])
+
+    def _real_dir(self, folder: str) -> bool:
+        known = self._real_dirs.get(folder)
+        if known is None:
+            try:
+                mode = os.lstat(self._paths.real_root / folder).st_mode
+            except OSError:
+                mode = 0
+            known = stat.S_ISDIR(mode) and self._real_dir(folder.rpartition("/")[0])
+            self._real_dirs[folder] = known
+        return known
+
+
+async def _search_pending(
+    run: RipgrepRun, spec: SearchSpec, paths: PathPolicy, pending: Mapping[str, bytes]
+) -> SearchResult:
+    owned = await asyncio.to_thread(make_owned_dir, PENDING_PREFIX)
+    try:
+        tree = owned.path / "ws"
+        try:
+            await asyncio.to_thread(_write_pending, tree, paths.real_root, pending)
+        except OSError as exc:
+            raise ToolError(f"cannot search the pending edits: {exc}") from None
+        scope = await asyncio.to_thread(scope_of, tree, spec.rel)
+        return await run_ripgrep(
+            run.rg,
+            spec,
+            scope=scope,
+            env=run.env,
+            sandbox=run.sandbox,
+            workspace_root=run.workspace_root,
+            max_line_chars=run.max_line_chars,
+            window=run.window,
+            decode_line=run.decode_line,
+            keep=lambda path: path in pending and scope.wants(path) and not paths.is_secret(path),
+        )
+    finally:
+        await asyncio.to_thread(owned.remove)
+
+
+def _write_pending(tree: Path, real_root: Path, pending: Mapping[str, bytes]) -> None:
+    """Write each pending text at its path under ``tree``, with the ignore files of its folders."""
+    folders = {"."}
+    for rel in pending:
+        parts = rel.split("/")[:-1]
+        folders.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    for folder in sorted(folders):
+        (tree / folder).mkdir(parents=True, exist_ok=True)
+        for name in _RULE_FILES:
+            rule = name if folder == "." else f"{folder}/{name}"
+            if (
+                rule not in pending
+                and os.path.isfile(real_root / rule)
+                and not os.path.islink(real_root / rule)
+            ):
+                shutil.copyfile(real_root / rule, tree / rule)
+    for rel, data in pending.items():
+        (tree / rel).write_bytes(data)

@@ -1,0 +1,126 @@
+"""grep on the real tree plus the pending texts (``tree_search``), and list_files through ``rg --files``.
+
+The search makes no copy of the workspace: these tests pin what the copy used to guarantee (secrets,
+links, ignore rules) now that ripgrep walks the user's tree, and that pending texts win over the disk.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from agent_ls.core.errors import PathRefused
+from agent_ls.core.file_views import SearchResult
+from agent_ls.workspace.overlay import OpenBuffer, Overlay
+from agent_ls.workspace.shadow import ShadowCopy
+from agent_ls.workspace.tree_search import PENDING_PREFIX
+from tests.unit.workspace.conftest import FakeBuffers, write
+
+
+@pytest.fixture
+def temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The system temporary directory, private to the test, where the pending pass writes."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "id_rsa").write_text("PRIVATE KEY\n")
+    return folder
+
+
+def _lines(found: SearchResult) -> list[str]:
+    return [f"{hit.path}:{hit.line}:{hit.text}" for hit in found.hits]
+
+
+async def test_a_search_without_pending_edits_makes_no_copy(
+    overlay: Overlay, shadow: ShadowCopy, root: Path, temp: Path
+) -> None:
+    write(root, {"src/a.py": "needle\n", "b.txt": "needle too\n"})
+    assert _lines(await overlay.search("needle", ".", None)) == ["b.txt:1:needle too", "src/a.py:1:needle"]
+    assert shadow.path is None
+    assert not any(temp.iterdir())  # noqa: ASYNC240 (a test's directory listing)
+
+
+async def test_pending_text_replaces_the_disk_text_and_leaves_no_files_behind(
+    overlay: Overlay, buffers: FakeBuffers, root: Path, temp: Path
+) -> None:
+    write(root, {"a.py": "needle on disk\n", "b.py": "plain\n", "c.py": "needle c\n"})
+    overlay.propose("a.py", "gone\n")
+    buffers.open[root / "b.py"] = OpenBuffer("plain\nneedle typed\n", 3)
+    overlay.propose("sub/new.py", "needle new\n")
+    found = await overlay.search("needle", ".", None)
+    assert _lines(found) == ["b.py:2:needle typed", "c.py:1:needle c", "sub/new.py:1:needle new"]
+    assert found.counts == {"b.py": 1, "c.py": 1, "sub/new.py": 1}
+    assert _lines(await overlay.search("needle", "sub", None)) == ["sub/new.py:1:needle new"]
+    assert _lines(await overlay.search("needle", "a.py", None)) == []
+    assert not any(p.name.startswith(PENDING_PREFIX) for p in temp.iterdir())  # noqa: ASYNC240
+
+
+async def test_pending_files_follow_the_ignore_rules_of_their_folders(overlay: Overlay, root: Path) -> None:
+    write(root, {".gitignore": "dist/\n", "src/.gitignore": "*.gen.py\n", "src/a.py": ""})
+    overlay.propose("dist/out.js", "needle\n")
+    overlay.propose("src/x.gen.py", "needle\n")
+    overlay.propose("src/b.py", "needle\n")
+    assert _lines(await overlay.search("needle", ".", None)) == ["src/b.py:1:needle"]
+
+
+async def test_links_in_the_tree_are_not_followed_to_secrets_or_out_of_it(
+    overlay: Overlay, root: Path, outside: Path
+) -> None:
+    write(root, {".env": "PRIVATE=1\n", "keys/server.pem": "PRIVATE\n", "src/a.py": "x\n"})
+    (root / "src" / "key").symlink_to(outside / "id_rsa")
+    (root / "src" / "home").symlink_to(outside)
+    (root / "src" / "env.txt").symlink_to(root / ".env")
+    assert await overlay.search("PRIVATE", ".", None) == SearchResult()
+    assert await overlay.search("PRIVATE", ".", "*") == SearchResult()
+    assert await overlay.search("PRIVATE", "keys", None) == SearchResult()
+    with pytest.raises(PathRefused):
+        await overlay.search("PRIVATE", "src/home", None)  # a path the tool did not resolve
+
+
+async def test_ignore_files_above_the_workspace_do_not_apply(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write(home, {".gitignore": "*\n", "ws/.gitignore": "*.log\n", "ws/src/a.py": "x\n", "ws/src/b.log": ""})
+    overlay = Overlay(home / "ws", None, shadow=ShadowCopy(home / "ws", temp_parent=tmp_path))
+    assert _lines(await overlay.search("x", ".", None)) == ["src/a.py:1:x"]
+    assert _lines(await overlay.search("x", "src", None)) == ["src/a.py:1:x"]
+    assert overlay.list_files(".", None, 10) == (["src/a.py"], 1)
+    assert overlay.list_files("src", None, 10) == (["src/a.py"], 1)
+
+
+async def test_a_subfolder_keeps_the_root_rules_and_an_ignored_one_named_is_searched(
+    overlay: Overlay, root: Path
+) -> None:
+    write(root, {".gitignore": "*.log\nbuild/\n", "src/a.py": "x\n", "src/b.log": "x", "build/out.js": "x\n"})
+    assert _lines(await overlay.search("x", "src", None)) == ["src/a.py:1:x"]
+    assert _lines(await overlay.search("x", "build", None)) == ["build/out.js:1:x"]
+    assert _lines(await overlay.search("x", ".", None)) == ["src/a.py:1:x"]
+
+
+async def test_tool_caches_and_dependency_trees_are_not_searched(overlay: Overlay, root: Path) -> None:
+    write(root, {"node_modules/m/i.js": "x\n", "__pycache__/a.txt": "x\n", ".git/HEAD": "x\n", "a.py": "x\n"})
+    assert _lines(await overlay.search("x", ".", None)) == ["a.py:1:x"]
+    assert _lines(await overlay.search("x", ".", ".*")) == []
+    assert _lines(await overlay.search("x", "node_modules", None)) == ["node_modules/m/i.js:1:x"]
+
+
+def test_list_files_names_links_to_files_inside_and_nothing_in_linked_folders(
+    overlay: Overlay, root: Path, outside: Path
+) -> None:
+    write(root, {".gitignore": "ignored.txt\n", "src/a.txt": "", "only_links/.keep": ""})
+    (root / "src" / "in.txt").symlink_to("a.txt")
+    (root / "src" / "ignored.txt").symlink_to("a.txt")
+    (root / "src" / "out.txt").symlink_to(outside / "id_rsa")
+    (root / "src" / "folder").symlink_to(root / "only_links")
+    (root / "src" / "secret.txt").symlink_to(root / ".env")
+    (root / ".env").write_text("K=1\n")
+    assert overlay.list_files(".", None, 10) == (["src/a.txt", "src/in.txt"], 2)
+    assert overlay.list_files("src", "in.*", 10) == (["src/in.txt"], 1)
