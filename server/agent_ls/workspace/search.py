@@ -10,7 +10,8 @@ One search (``run_ripgrep``), in order:
    Per matching line it keeps a ``SearchHit``: the
    whole line when it has at most ``max_line_chars`` characters, else one window per match (``window``
    characters each side; matches inside a window share it), columns counted in code points. A file
-   keeps at most ``MAX_HITS_PER_FILE`` hits and the search ``MAX_HITS`` (the rest are only counted),
+   keeps its first ``MAX_HITS_PER_FILE`` hits and the search the first ``MAX_HITS`` by path, line and
+   column (the rest are only counted), whatever order ripgrep's threads finish the files in,
    and a JSON line over ``MAX_JSON_LINE_BYTES`` (a matching line of many MiB) is skipped with a note;
    so memory stays bounded whatever the files hold;
 3. ripgrep's own errors (the text between the JSON lines) become one line for the model.
@@ -100,9 +101,10 @@ async def run_ripgrep(
         ToolError: an invalid regex (the message quotes ripgrep's reason), another ripgrep failure, or
             a search over ``SEARCH_TIMEOUT_S`` seconds.
     """
-    # --sort path: the same search gives the same output (replays, tests), at the cost of threads.
-    # --no-messages: unreadable files are skipped silently, so the output holds matches or one error.
-    args = [rg, "--json", "--sort", "path", "--no-messages", "--no-config"]
+    # No --sort: it would search on one thread. The stream keeps the same hits in any order (replays
+    # and tests see the same output). --no-messages: unreadable files are skipped silently, so the
+    # output holds matches or one error. --no-config: no RIPGREP_CONFIG_PATH file adds options.
+    args = [rg, "--json", "--no-messages", "--no-config"]
     if spec.glob:
         args += ["--glob", spec.glob]
         if names_hidden(spec.glob):
@@ -170,6 +172,7 @@ class RipgrepStream:
         self._skipping = False
         self._hits: list[SearchHit] = []
         self._kept: dict[str, int] = {}
+        self._last: tuple[str, int, int] | None = None  # hits past this one are only counted
         self._counts: dict[str, int] = {}
         self._unreadable: list[str] = []
         self._errors = bytearray()
@@ -204,8 +207,10 @@ class RipgrepStream:
         if self._buffer:
             self._line(bytes(self._buffer))
             self._buffer.clear()
-        hits = sorted(self._hits, key=lambda h: (h.path, h.line, h.column))
-        return SearchResult(tuple(hits), dict(self._counts), tuple(self._unreadable))
+        self._compact()
+        return SearchResult(
+            tuple(self._hits), dict(sorted(self._counts.items())), tuple(sorted(self._unreadable))
+        )
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -273,9 +278,29 @@ class RipgrepStream:
         ends = {s["start"]: s.get("end") for s in valid}
         for hit in self._hits_of(path, line_number, raw, text, starts, ends, decode):
             self._counts[path] = self._counts.get(path, 0) + 1
-            if self._kept.get(path, 0) < MAX_HITS_PER_FILE and len(self._hits) < MAX_HITS:
+            if self._kept.get(path, 0) < MAX_HITS_PER_FILE:
                 self._kept[path] = self._kept.get(path, 0) + 1
-                self._hits.append(hit)
+                self._offer(hit)
+
+    def _offer(self, hit: SearchHit) -> None:
+        """Keep ``hit`` if it may be among the first ``MAX_HITS`` (by path, line, column) of the search.
+
+        ripgrep gives a file's hits together and in line order, but the files in any order. Up to twice
+        ``MAX_HITS`` are held; then only the first ``MAX_HITS`` stay, and a later hit past the last one
+        kept cannot enter any more."""
+        key = (hit.path, hit.line, hit.column)
+        if self._last is not None and key >= self._last:
+            return
+        self._hits.append(hit)
+        if len(self._hits) >= 2 * MAX_HITS:
+            self._compact()
+
+    def _compact(self) -> None:
+        self._hits.sort(key=lambda h: (h.path, h.line, h.column))
+        if len(self._hits) >= MAX_HITS:
+            del self._hits[MAX_HITS:]
+            last = self._hits[-1]
+            self._last = (last.path, last.line, last.column)
 
     def _wanted(self, path: str) -> bool:
         if self._keep is None:

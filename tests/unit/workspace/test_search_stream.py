@@ -79,3 +79,17 @@ def test_a_file_keeps_few_hits_and_a_huge_line_is_named_not_held(monkeypatch: An
     assert found.unreadable == (
         "huge.min.js:1: a matching line over 0 MiB; read it in pieces with read_file (column)",
     )
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.permutations(range(120)))
+def test_the_hits_kept_do_not_depend_on_the_order_files_arrive_in(order: list[int]) -> None:
+    """ripgrep searches on several threads, so files come in any order; the first ``MAX_HITS`` hits by
+    path are kept all the same (each file's first ``MAX_HITS_PER_FILE``), and every hit is counted."""
+    stream = _stream()
+    for index in order:
+        stream.feed(b"".join(_match(f"f{index:03d}.py", n, b"a needle\n", b"needle") for n in range(1, 61)))
+    found = stream.result()
+    kept = [(f"f{index:03d}.py", n) for index in range(120) for n in range(1, search.MAX_HITS_PER_FILE + 1)]
+    assert [(hit.path, hit.line) for hit in found.hits] == kept[: search.MAX_HITS]
+    assert found.counts == {f"f{index:03d}.py": 60 for index in range(120)}
