@@ -84,6 +84,7 @@ class SecretScan:
         self._settle_ns = settle_ns
         self._listings: dict[str, _Listing] = {}
         self._used: set[str] = set()
+        self._taken: dict[str, tuple[int, int, int, int]] = {}
 
     def secrets_under(self, rel: str) -> list[str] | None:
         """The secret paths under the directory ``rel`` (workspace-relative POSIX), sorted.
@@ -116,6 +117,23 @@ class SecretScan:
         """Drop the listings that no ``secrets_under`` call used since the last ``forget_unused``."""
         self._listings = {rel: self._listings[rel] for rel in self._used if rel in self._listings}
         self._used = set()
+        self._taken = {}
+
+    def used(self) -> tuple[str, ...]:
+        """The directories listed (or found unchanged) since the last ``forget_unused``."""
+        return tuple(self._used)
+
+    def moved(self) -> bool:
+        """Whether a directory used since the last ``forget_unused`` changed after it was looked at
+        (an entry made, removed or renamed there since). Blocks: one ``lstat`` per directory."""
+        for rel, key in self._taken.items():
+            try:
+                st = os.lstat(self._root / rel)
+            except OSError:
+                return True
+            if (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size) != key:
+                return True
+        return False
 
     def _listing(self, rel: str) -> _Listing | None:
         self._used.add(rel)
@@ -126,6 +144,7 @@ class SecretScan:
         if not stat.S_ISDIR(st.st_mode):
             return None
         key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+        self._taken[rel] = key
         known = self._listings.get(rel)
         if known is not None and known.key == key:
             return known

@@ -37,19 +37,46 @@ from typing import TypeVar
 
 from agent_ls.core.errors import ToolError
 from agent_ls.workspace import shadow_tree as tree
+from agent_ls.workspace.dependency_folders import linked_dependency
+from agent_ls.workspace.listing import is_ignored
 from agent_ls.workspace.owned_temp_dirs import OwnedDir, make_owned_dir
 from agent_ls.workspace.paths import PathPolicy
-from agent_ls.workspace.secret_scan import SCAN_MAX_ENTRIES, SecretScan
+from agent_ls.workspace.review_index import Delta, ReviewIndex
+from agent_ls.workspace.secret_scan import SCAN_MAX_ENTRIES, SecretScan, points_to_secret
+from agent_ls.workspace.tree_watch import Changes, TreeWatch
 from agent_ls.workspace.unsaved import UnsavedFiles
 
 T = TypeVar("T")
 
 
+_RESHAPING = frozenset({".gitignore", ".gitmodules", "pyvenv.cfg", "conda-meta"})
+"""Names whose change can change how other entries are treated (ignored, linked): the workspace is
+walked again."""
+
+
 @dataclass(frozen=True)
 class Snapshot:
-    """The copy's reviewable files before a command: copy-relative path to ``lstat`` key."""
+    """The copy's state before a command (``prepare``): what ``changes_since`` compares with is the
+    copy's index of reviewable files as it was then, which only ``changes_since`` moves on."""
 
-    files: Mapping[str, tree.Key]
+    sync: int
+
+
+@dataclass
+class SyncTrace:
+    """What the shadow copy last did, for tests and benchmarks (how its cost follows the change).
+
+    Attributes:
+        walked_workspace: the last sync walked the whole workspace (the first one, after a change that
+            reshapes the tree, or without a working file watch), instead of looking at what changed.
+        copied: the workspace entries the last sync copied, linked or made in the copy, in order.
+        walked_copy: the last ``prepare`` or ``changes_since`` walked the whole copy to find its
+            reviewable files, instead of looking at what changed.
+    """
+
+    walked_workspace: bool = False
+    copied: tuple[str, ...] = ()
+    walked_copy: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,6 +111,9 @@ class ShadowCopy:
             patterns when None. Share the session's with the ``Overlay``.
         max_scan_entries: the most entries the secret scan of one linked folder looks at before the
             folder is left out (``secret_scan.SCAN_MAX_ENTRIES``).
+        watch: follow both trees with a file watch (``tree_watch``), so a sync copies what changed
+            without walking the workspace and a command's changes are found without walking the copy;
+            False walks both every time (as does a watch the kernel refuses).
     """
 
     def __init__(
@@ -93,6 +123,7 @@ class ShadowCopy:
         temp_parent: Path | None = None,
         paths: PathPolicy | None = None,
         max_scan_entries: int = SCAN_MAX_ENTRIES,
+        watch: bool = True,
     ) -> None:
         self._root = Path(os.path.realpath(root))
         self._paths = paths if paths is not None else PathPolicy(self._root)
@@ -108,6 +139,16 @@ class ShadowCopy:
         self._linked: tuple[str, ...] = ()
         self._masked: tuple[str, ...] = ()
         self._left_out: tuple[str, ...] = ()
+        self._use_watch = watch
+        self._watch: TreeWatch | None = None
+        self._reported = Changes()  # by the watch, not yet looked at
+        self._walk_again = True
+        self._opaque: set[str] = set()  # linked, split, masked and left-out entries: a change walks
+        self._split_for: frozenset[str] = frozenset()  # pending files inside linked folders
+        self._index: ReviewIndex | None = None
+        self._index_stale = True
+        self._syncs = 0
+        self.trace = SyncTrace()
 
     @property
     def path(self) -> Path | None:
@@ -153,13 +194,15 @@ class ShadowCopy:
             return await self._in_thread(self._prepare, texts)
 
     async def changes_since(self, snapshot: Snapshot) -> ShadowChanges:
-        """The reviewable files changed (new or modified) and deleted since ``snapshot``."""
+        """The reviewable files changed (new or modified) and deleted since ``snapshot``: what the
+        watch reported, or a walk of the copy compared with its index."""
+        del snapshot  # the index is the state at the snapshot: only this call moves it on
         async with self._lock:
-            if self._workdir is None:
+            workdir = self._workdir
+            if workdir is None:
                 return ShadowChanges()
-            after = await asyncio.to_thread(tree.reviewable_files, self._workdir)
-        changed = sorted(rel for rel, key in after.items() if snapshot.files.get(rel) != key)
-        return ShadowChanges(tuple(changed), tuple(sorted(snapshot.files.keys() - after.keys())))
+            delta = await asyncio.to_thread(self._review, workdir)
+        return ShadowChanges(delta.changed, delta.deleted)
 
     async def restore(self, rels: Sequence[str]) -> None:
         """Undo a command's change of ``rels`` at the next sync: copied again from the workspace, or
@@ -221,6 +264,7 @@ class ShadowCopy:
 
     def close(self) -> None:
         """Delete the copy. Idempotent; a later ``sync`` makes a fresh one."""
+        self._stop_watch()
         if self._temp is not None:
             self._temp.remove()
         self._temp = None
@@ -229,6 +273,8 @@ class ShadowCopy:
         self._written = {}
         self._stale = set()
         self._linked = self._masked = self._left_out = ()
+        self._index = None
+        self._index_stale = self._walk_again = True
 
     # -- internals (run in a worker thread, under the lock) --------------------------------------
 
@@ -240,7 +286,8 @@ class ShadowCopy:
 
     def _prepare(self, texts: Mapping[str, bytes]) -> tuple[Path, Snapshot]:
         workdir = self._sync(texts)
-        return workdir, Snapshot(tree.reviewable_files(workdir))
+        self._review(workdir)  # the sync's own writes are not the command's
+        return workdir, Snapshot(self._syncs)
 
     def _sync(self, texts: Mapping[str, bytes]) -> Path:
         workdir = self._ensure()
@@ -253,14 +300,29 @@ class ShadowCopy:
             del self._written[rel]
         return workdir
 
-    def _refresh(self, workdir: Path, texts: Mapping[str, bytes]) -> set[str]:
-        """Copy the workspace entries changed since the last sync; returns every entry's path."""
+    def _refresh(self, workdir: Path, texts: Mapping[str, bytes]) -> Mapping[str, object]:
+        """Bring the copy's workspace entries up to date: those the watch reported, or all by a walk.
+        Returns the entries copied from the workspace (path to what they were)."""
+        self._syncs += 1
+        for rel in texts.keys() & self._seen.keys():
+            del self._seen[rel]  # written from the overlay; copied again once no longer pending
+        if self._drain() and not (self._walk_again or self._left_out):
+            copied = self._refresh_changed(workdir, texts)
+            if copied is not None:
+                self.trace.walked_workspace, self.trace.copied = False, tuple(copied)
+                return self._seen
+        self._refresh_all(workdir, texts)
+        return self._seen
+
+    def _refresh_all(self, workdir: Path, texts: Mapping[str, bytes]) -> None:
+        """Walk the workspace and copy the entries changed since the last sync, then watch it again."""
         now: dict[str, tuple[tree.Kind, tree.Key]] = {}
         todo: list[tree.Entry] = []
         splits: set[str] = set()
         linked: list[str] = []
         masked: list[str] = []
         left_out: list[str] = []
+        dirs: dict[str, tree.Key] = {}
         walk = tree.walk_workspace(self._root, self._paths.is_secret, self._linked_scan)
         for entry in tree.split_around(self._root, walk, texts):
             inside_split = entry.rel.rpartition("/")[0] in splits
@@ -272,6 +334,8 @@ class ShadowCopy:
                 masked.append(entry.rel)
             elif entry.kind == "unchecked":
                 left_out.append(entry.rel)
+            elif entry.kind == "dir":
+                dirs[entry.rel] = entry.key
             if entry.kind in ("secret", "unchecked") or entry.rel in texts:
                 continue  # a pending or open file is written from the overlay instead
             ident = (entry.kind, entry.key if entry.kind in ("file", "symlink") else (0, 0, 0, 0))
@@ -287,13 +351,147 @@ class ShadowCopy:
                 del now[entry.rel]  # unreadable now: tried again at the next sync
         self._seen = now
         self._stale = set()
+        self.trace.walked_workspace, self.trace.copied = True, tuple(entry.rel for entry in todo)
+        self._opaque = {*linked, *splits, *masked, *left_out}
+        self._split_for = self._pending_in_opaque(texts)
+        self._index_stale = True
+        self._watch_again(workdir, dirs)
         self._linked_scan.forget_unused()
         self._linked, self._masked, self._left_out = (
             tuple(sorted(linked)),
             tuple(sorted(masked)),
             tuple(sorted(left_out)),
         )
-        return set(now)
+
+    def _refresh_changed(self, workdir: Path, texts: Mapping[str, bytes]) -> list[str] | None:
+        """Copy the workspace entries the watch reported (and those to restore); the entries copied, or
+        None when a change needs a walk (a directory made or removed, a ``.gitignore``, a linked folder)."""
+        if self._pending_in_opaque(texts) != self._split_for:
+            return None
+        todo = self._reported.real | self._stale | (self._written.keys() - texts.keys())
+        copied: list[str] = []
+        for rel in sorted(todo):
+            if not self._look_real(workdir, rel, texts, copied):
+                return None
+        self._reported.real = set()
+        self._stale = set()
+        return copied
+
+    def _look_real(self, workdir: Path, rel: str, texts: Mapping[str, bytes], copied: list[str]) -> bool:
+        """Bring the copy's ``rel`` up to date with the workspace; False when only a walk can."""
+        if rel == ".":
+            return True
+        parent, _, name = rel.rpartition("/")
+        if name in _RESHAPING or rel in self._opaque or any(p in self._opaque for p in tree.parents(rel)):
+            return False
+        if parent and self._seen.get(parent, _NOT_SEEN)[0] != "dir":
+            return True  # inside a skipped or secret folder, or a new one (whose own change walks)
+        try:
+            st: os.stat_result | None = os.lstat(self._root / rel)
+        except OSError:
+            st = None
+        known = self._seen.get(rel)
+        is_dir = st is not None and stat.S_ISDIR(st.st_mode)
+        if known is not None and known[0] == "dir":
+            return is_dir  # its entries report their own changes
+        if st is not None and is_dir:
+            return known is None and self._skipped_dir(rel, parent or ".", name)
+        kind: tree.Kind | None = None
+        if rel in texts or st is None:
+            kind = None
+        elif stat.S_ISREG(st.st_mode):
+            kind = tree.treatment(name, False, False, self._paths.is_secret(rel), st.st_size)
+            if kind == "linked":
+                return False
+        elif stat.S_ISLNK(st.st_mode):
+            secret = self._paths.is_secret(rel) or points_to_secret(
+                self._root, self._root / rel, self._paths.is_secret
+            )
+            kind = "secret" if secret else "symlink"
+        if st is None or kind not in ("file", "symlink"):
+            if known is not None and rel not in texts:
+                tree.remove_inside(workdir, rel)
+                del self._seen[rel]
+            return True
+        ident: tuple[tree.Kind, tree.Key] = (kind, tree.key_of(st))
+        if known != ident or rel in self._stale:
+            try:
+                self._materialize(workdir, tree.Entry(rel, kind, ident[1], stat.S_IMODE(st.st_mode)))
+                self._seen[rel] = ident
+                copied.append(rel)
+            except OSError:
+                self._seen.pop(rel, None)  # unreadable now: tried again at the next sync
+        return True
+
+    def _skipped_dir(self, rel: str, parent: str, name: str) -> bool:
+        """Whether a directory new to the copy is one the walk skips (a cache, a build output, a secret)."""
+        ignored = is_ignored(tree.ignore_chain(self._root, parent), rel, True)
+        dependency = not ignored and linked_dependency(self._root / rel)
+        kind = tree.treatment(name, True, ignored, self._paths.is_secret(rel), 0, dependency)
+        return kind in (None, "secret")
+
+    def _pending_in_opaque(self, texts: Mapping[str, bytes]) -> frozenset[str]:
+        """The pending files inside linked folders (the walk splits those folders around them)."""
+        return frozenset(rel for rel in texts if any(p in self._opaque for p in tree.parents(rel)))
+
+    def _drain(self) -> bool:
+        """Take what the watch reported up to now; False when there is no reliable watch (then walk)."""
+        if self._watch is None:
+            return False
+        found = self._watch.collect()
+        if found is None:
+            self._stop_watch()
+            return False
+        self._reported.real |= found.real
+        self._reported.copy |= found.copy
+        self._reported.copy_removed |= found.copy_removed
+        return True
+
+    def _stop_watch(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+        self._watch = None
+        self._reported = Changes()
+        self._walk_again = True
+
+    def _watch_again(self, workdir: Path, dirs: Mapping[str, tree.Key]) -> None:
+        """After a walk: watch the directories it entered, then check that nothing moved between the walk
+        and the watch (an entry whose ``lstat`` changed is looked at again; a directory walks again)."""
+        self._stop_watch()
+        self._walk_again = False
+        if not self._use_watch:
+            return
+        watched = [".", *dirs, *self._linked_scan.used()]
+        self._watch = TreeWatch.start(self._root, watched, workdir, (), self._marker_dir())
+        if self._watch is None:
+            self._walk_again = True
+            return
+        for rel, (kind, key) in self._seen.items():
+            if kind in ("file", "symlink") and _lstat_key(self._root / rel) != key:
+                self._reported.real.add(rel)
+        if self._linked_scan.moved() or any(_lstat_key(self._root / rel) != key for rel, key in dirs.items()):
+            self._walk_again = True
+
+    def _review(self, workdir: Path) -> Delta:
+        """Bring the index of the copy's reviewable files up to date: what changed since the last call."""
+        index = self._index if self._index is not None else ReviewIndex(workdir)
+        self._index = index
+        delta: Delta | None = None
+        if self._drain() and not self._index_stale:
+            delta = index.update(self._reported.copy, self._reported.copy_removed)
+        self._reported.copy, self._reported.copy_removed = set(), set()
+        self.trace.walked_copy = delta is None
+        if delta is None:
+            delta = index.rebuild()
+            self._index_stale = False
+        if delta.new_dirs and self._watch is not None and not self._watch.add((), delta.new_dirs):
+            self._stop_watch()
+        return delta
+
+    def _marker_dir(self) -> Path:
+        """The watch's private marker directory, beside the copy (never the copy itself)."""
+        name = ".watch" if self._root.name != ".watch" else ".watch-marker"
+        return self._temp_dir() / name
 
     def _materialize(self, workdir: Path, entry: tree.Entry) -> None:
         target, source = workdir / entry.rel, self._root / entry.rel
@@ -334,6 +532,9 @@ class ShadowCopy:
             workdir.mkdir(exist_ok=True)
             self._workdir = workdir
         return self._workdir
+
+
+_NOT_SEEN: tuple[tree.Kind, tree.Key] = ("unchecked", (0, 0, 0, 0))
 
 
 def _lstat_key(path: Path) -> tree.Key | None:

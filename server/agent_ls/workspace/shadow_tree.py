@@ -203,7 +203,7 @@ def _scanned(real_root: Path, folder: Entry, scan: SecretScan, everything: bool)
     elif not secrets:
         yield folder
     else:
-        holders = {parent for rel in secrets for parent in _parents(rel)}
+        holders = {parent for rel in secrets for parent in parents(rel)}
         yield replace(folder, kind="split")
         yield from _split(real_root, folder.rel, set(secrets), holders)
 
@@ -228,7 +228,7 @@ def split_around(real_root: Path, entries: Iterable[Entry], pending: Iterable[st
     entries are linked one by one, split again down to the pending file, so that the file can be
     written there while the rest of the folder stays visible through its links. A linked folder was
     scanned and holds no secret, so its entries may all be linked."""
-    holders = {parent for rel in pending for parent in _parents(rel)}
+    holders = {parent for rel in pending for parent in parents(rel)}
     for entry in entries:
         if entry.kind == "linked" and entry.rel in holders:
             yield replace(entry, kind="split")
@@ -237,7 +237,7 @@ def split_around(real_root: Path, entries: Iterable[Entry], pending: Iterable[st
             yield entry
 
 
-def _parents(rel: str) -> Iterator[str]:
+def parents(rel: str) -> Iterator[str]:
     """The proper ancestors of ``rel``, nearest first (``a/b/c`` gives ``a/b``, ``a``)."""
     while "/" in rel:
         rel = rel.rpartition("/")[0]
@@ -254,23 +254,54 @@ def reviewable_files(workdir: Path) -> dict[str, Key]:
     Returns:
         Copy-relative POSIX path to ``lstat`` key.
     """
+    return reviewable_tree(workdir)[0]
+
+
+def reviewable_tree(
+    workdir: Path, rel_dir: str = ".", ignores: list[IgnoreFile] | None = None
+) -> tuple[dict[str, Key], set[str]]:
+    """``reviewable_files`` under the directory ``rel_dir`` (entered whatever its name), and the
+    directories entered, ``rel_dir`` included. ``ignores``: the ``.gitignore`` files that apply to
+    ``rel_dir``'s entries, root first (its own is loaded here); those of the root when None."""
     found: dict[str, Key] = {}
-    root_ignore = IgnoreFile.load(workdir, ".")
-    _reviewable(workdir, ".", [root_ignore] if root_ignore else [], found)
-    return found
+    entered: set[str] = set()
+    if ignores is None:
+        ignores = ignore_chain(workdir, rel_dir)
+    else:
+        nested = IgnoreFile.load(workdir, rel_dir)
+        ignores = [*ignores, nested] if nested else ignores
+    _reviewable(workdir, rel_dir, ignores, found, entered)
+    return found, entered
 
 
-def _reviewable(workdir: Path, rel_dir: str, ignores: list[IgnoreFile], found: dict[str, Key]) -> None:
+def ignore_chain(workdir: Path, rel_dir: str) -> list[IgnoreFile]:
+    """The ``.gitignore`` files under ``workdir`` (the copy or the workspace) that apply to the entries of
+    ``rel_dir``, root first."""
+    chain = ["."]
+    if rel_dir != ".":
+        parts = rel_dir.split("/")
+        chain += ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    return [found for base in chain if (found := IgnoreFile.load(workdir, base)) is not None]
+
+
+def skipped_for_review(name: str) -> bool:
+    """Whether a directory of this name is never looked into for reviewable files."""
+    return name in (".git", *CACHE_DIRS) or linked_name(name)
+
+
+def _reviewable(
+    workdir: Path, rel_dir: str, ignores: list[IgnoreFile], found: dict[str, Key], entered: set[str]
+) -> None:
+    entered.add(rel_dir)
     for rel, entry in scan_dir(workdir, rel_dir):
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
         if stat.S_ISDIR(st.st_mode):
-            skipped = entry.name in (".git", *CACHE_DIRS) or linked_name(entry.name)
-            if not skipped and not is_ignored(ignores, rel, True):
+            if not skipped_for_review(entry.name) and not is_ignored(ignores, rel, True):
                 nested = IgnoreFile.load(workdir, rel)
-                _reviewable(workdir, rel, [*ignores, nested] if nested else ignores, found)
+                _reviewable(workdir, rel, [*ignores, nested] if nested else ignores, found, entered)
         elif stat.S_ISREG(st.st_mode) and not is_ignored(ignores, rel, False):
             found[rel] = key_of(st)
 
