@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -177,6 +178,8 @@ def main() -> None:
         if not root.exists():
             trees.generate_tree(root, size)
         for variant in ("", f" + {NODE_MODULES_FILES // 1000}k node_modules"):
+            if not variant and (root / "node_modules").exists():
+                shutil.rmtree(root / "node_modules")  # a kept tree of an earlier run
             if variant and not (root / "node_modules").exists():
                 trees.add_node_modules(root, NODE_MODULES_FILES)
             t = measure_search(root, args.repeat)

@@ -13,9 +13,10 @@
    walks, and this check holds even if a folder is swapped for one during the search;
 3. the two results are merged as one search over both would have given them (``search.merged``).
 
-The pending pass runs first, so an invalid regex fails there in milliseconds. Both passes run like a
-shell command (``processes.execute``: sandboxed, killed with their group on cancel or timeout). With
-nothing pending, nothing is written: grep costs what ripgrep costs.
+The two passes run at the same time (the pending one is mostly a process start); when the disk pass
+fails (an invalid regex) or the search is cancelled, the pending one is stopped. Both run like a shell
+command (``processes.execute``: sandboxed, killed with their group on cancel or timeout). With nothing
+pending, nothing is written: grep costs what ripgrep costs.
 """
 
 from __future__ import annotations
@@ -82,13 +83,24 @@ async def search_tree(
     pending = {
         path: data for path, data in unsaved.items() if rel in (".", path) or path.startswith(rel + "/")
     }
-    found = SearchResult()
-    if pending:
-        found = await _search_pending(run, spec, paths, pending)
-    scope = await asyncio.to_thread(_disk_scope, paths, rel)
+    task = asyncio.create_task(_search_pending(run, spec, paths, pending)) if pending else None
+    try:
+        on_disk = await _search_disk(run, spec, paths, unsaved.keys())
+        found = await task if task is not None else SearchResult()
+    finally:
+        if task is not None and not task.done():  # the disk pass failed or was cancelled
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    return merged(on_disk, found)
+
+
+async def _search_disk(
+    run: RipgrepRun, spec: SearchSpec, paths: PathPolicy, pending: Container[str]
+) -> SearchResult:
+    scope = await asyncio.to_thread(_disk_scope, paths, spec.rel)
     if scope is None:
-        return found  # only pending files there
-    on_disk = await run_ripgrep(
+        return SearchResult()  # only pending files there
+    return await run_ripgrep(
         run.rg,
         spec,
         scope=scope,
@@ -98,9 +110,8 @@ async def search_tree(
         max_line_chars=run.max_line_chars,
         window=run.window,
         decode_line=run.decode_line,
-        keep=_DiskHits(paths, scope, unsaved.keys()),
+        keep=_DiskHits(paths, scope, pending),
     )
-    return merged(on_disk, found)
 
 
 def _disk_scope(paths: PathPolicy, rel: str) -> RipgrepScope | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_ls.core.errors import PathRefused
+from agent_ls.core.errors import PathRefused, ToolError
 from agent_ls.core.file_views import SearchResult
 from agent_ls.workspace.overlay import OpenBuffer, Overlay
 from agent_ls.workspace.shadow import ShadowCopy
@@ -124,3 +124,13 @@ def test_list_files_names_links_to_files_inside_and_nothing_in_linked_folders(
     (root / ".env").write_text("K=1\n")
     assert overlay.list_files(".", None, 10) == (["src/a.txt", "src/in.txt"], 2)
     assert overlay.list_files("src", "in.*", 10) == (["src/in.txt"], 1)
+
+
+async def test_an_invalid_regex_with_pending_edits_fails_once_and_leaves_nothing(
+    overlay: Overlay, root: Path, temp: Path
+) -> None:
+    write(root, {"a.py": "x\n"})
+    overlay.propose("b.py", "x\n")
+    with pytest.raises(ToolError, match="invalid regex '\\(unclosed'"):
+        await overlay.search("(unclosed", ".", None)
+    assert not any(temp.iterdir())  # noqa: ASYNC240
