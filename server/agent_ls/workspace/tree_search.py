@@ -31,7 +31,7 @@ from pathlib import Path
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.file_views import SearchResult
-from agent_ls.workspace.owned_temp_dirs import make_owned_dir
+from agent_ls.workspace.owned_temp_dirs import OwnedDir, make_owned_dir
 from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.ripgrep_scope import RipgrepScope, scope_of
 from agent_ls.workspace.sandbox import Sandbox
@@ -152,14 +152,10 @@ class _DiskHits:
 async def _search_pending(
     run: RipgrepRun, spec: SearchSpec, paths: PathPolicy, pending: Mapping[str, bytes]
 ) -> SearchResult:
-    owned = await asyncio.to_thread(make_owned_dir, PENDING_PREFIX)
+    # Shielded: a thread cannot be stopped, so a cancelled search removes the folder once it exists.
+    setup = asyncio.ensure_future(asyncio.to_thread(_pending_tree, paths.real_root, spec.rel, pending))
     try:
-        tree = owned.path / "ws"
-        try:
-            await asyncio.to_thread(_write_pending, tree, paths.real_root, pending)
-        except OSError as exc:
-            raise ToolError(f"cannot search the pending edits: {exc}") from None
-        scope = await asyncio.to_thread(scope_of, tree, spec.rel)
+        _, scope = await asyncio.shield(setup)
         return await run_ripgrep(
             run.rg,
             spec,
@@ -173,7 +169,35 @@ async def _search_pending(
             keep=lambda path: path in pending and scope.wants(path) and not paths.is_secret(path),
         )
     finally:
-        await asyncio.to_thread(owned.remove)
+        if setup.done():
+            _remove_pending(setup)
+        else:
+            setup.add_done_callback(_remove_pending)
+
+
+def _pending_tree(real_root: Path, rel: str, pending: Mapping[str, bytes]) -> tuple[OwnedDir, RipgrepScope]:
+    """A new private folder holding the pending texts (``_write_pending``), and the scope of ``rel`` in it.
+
+    Raises:
+        ToolError: the folder cannot be made or written (it is removed again).
+    """
+    owned = make_owned_dir(PENDING_PREFIX)
+    try:
+        tree = owned.path / "ws"
+        _write_pending(tree, real_root, pending)
+        return owned, scope_of(tree, rel)
+    except OSError as exc:
+        owned.remove()
+        raise ToolError(f"cannot search the pending edits: {exc}") from None
+    except BaseException:
+        owned.remove()
+        raise
+
+
+def _remove_pending(setup: asyncio.Future[tuple[OwnedDir, RipgrepScope]]) -> None:
+    """Remove the pending folder: a few small files, so on the event loop."""
+    if not setup.cancelled() and setup.exception() is None:
+        setup.result()[0].remove()
 
 
 def _write_pending(tree: Path, real_root: Path, pending: Mapping[str, bytes]) -> None:

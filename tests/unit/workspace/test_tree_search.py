@@ -19,6 +19,12 @@ from agent_ls.workspace.tree_search import PENDING_PREFIX
 from tests.unit.workspace.conftest import FakeBuffers, write
 
 
+@pytest.fixture(params=["sandboxed", "unsandboxed"])
+def overlay(request: pytest.FixtureRequest, root: Path, buffers: FakeBuffers, shadow: ShadowCopy) -> Overlay:
+    """The conftest's overlay, with bubblewrap where this machine has it and without."""
+    return Overlay(root, buffers, shadow=shadow, sandbox="detect" if request.param == "sandboxed" else None)
+
+
 @pytest.fixture
 def temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The system temporary directory, private to the test, where the pending pass writes."""
