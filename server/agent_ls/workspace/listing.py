@@ -16,7 +16,8 @@ matches at any depth, ``**`` spans directories, ``!`` re-includes); fnmatch does
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,7 +79,21 @@ class Selection:
         if self.spec is None:
             return True
         local = rel if self.rel_dir == "." else rel[len(self.rel_dir) + 1 :]
-        return self.spec.match_file(rel) or self.spec.match_file(local)
+        return self.spec.match_file(rel) or (local != rel and self.spec.match_file(local))
+
+    def wanted(self, rels: Iterable[str]) -> list[str]:
+        """The paths of ``rels`` that ``wants`` keeps, in order; tens of thousands in a few milliseconds.
+
+        A single including pattern matches as its regular expression does (what pathspec's
+        ``match_file`` runs for it), so the whole list is filtered at C speed then.
+        """
+        if self.spec is None:
+            return list(rels)
+        patterns = [p for p in self.spec.patterns if p.include is not None]
+        regex = getattr(patterns[0], "regex", None) if len(patterns) == 1 and patterns[0].include else None
+        if self.rel_dir != "." or not isinstance(regex, re.Pattern):
+            return [rel for rel in rels if self.wants(rel)]
+        return [rel for rel in rels if regex.search(rel)]
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,7 @@ def list_with_ripgrep(
         if stays_inside(str(scope.cwd / link)) and not (scope.cwd / link).is_dir():
             found.append(link)
     paths = (scope.prefix + path.removeprefix("./") for path in found)
-    return [path for path in paths if scope.wants(path) and selection.wants(path)]
+    return selection.wanted(path for path in paths if scope.wants(path))
 
 
 def _text(raw: bytes) -> str:

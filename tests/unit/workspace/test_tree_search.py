@@ -13,6 +13,7 @@ import pytest
 
 from agent_ls.core.errors import PathRefused, ToolError
 from agent_ls.core.file_views import SearchResult
+from agent_ls.workspace.listing import Selection
 from agent_ls.workspace.overlay import OpenBuffer, Overlay
 from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.tree_search import PENDING_PREFIX
@@ -140,3 +141,17 @@ async def test_an_invalid_regex_with_pending_edits_fails_once_and_leaves_nothing
     with pytest.raises(ToolError, match="invalid regex '\\(unclosed'"):
         await overlay.search("(unclosed", ".", None)
     assert not any(temp.iterdir())  # noqa: ASYNC240
+
+
+PATHS = ["a.py", "src/a.py", "src/gen/b.py", "src/.h.py", "docs/x.md", "src", "src/py", "a.pyc", "x/src/a.py"]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["*.py", "src/*.py", "src/**", "**/gen/*.py", "src", "/src/*.py", "!*.py", "# c", "*.[mp][dy]", "a?py"],
+)
+def test_a_listing_filters_many_paths_as_it_filters_one(pattern: str) -> None:
+    for rel_dir in (".", "src"):
+        selection = Selection.of(rel_dir, pattern)
+        paths = PATHS if rel_dir == "." else [p for p in PATHS if p.startswith("src/")]
+        assert selection.wanted(paths) == [p for p in paths if selection.wants(p)]
