@@ -13,7 +13,10 @@ slower on a large tree) answers when ripgrep is missing or fails. One listing, i
    ignore and hidden rules, never a link to a directory), so those are read from it and kept when
    ``stays_inside`` says so. The log's wording is ripgrep 14's (the version pyproject pins); another
    version's only loses the links;
-3. each path is made workspace-relative and kept when the selection wants it (``Selection.wants``).
+3. each path is made workspace-relative and kept when the selection wants it (``Selection.wanted``).
+
+ripgrep runs outside the sandbox, as the Python walk ran in the server: it reads names and ignore files,
+never a file's content, and prints nothing but paths.
 
 Why ripgrep: it walks the tree in native threads, about three times faster than the Python walk on
 50k files (benchmarks/bench_scale_search.py).
