@@ -130,6 +130,7 @@ class _DiskHits:
         self._paths = paths
         self._scope = scope
         self._pending = pending
+        self._root = os.fspath(paths.real_root)
         self._real_dirs: dict[str, bool] = {"": True}
 
     def __call__(self, path: str) -> bool:
@@ -141,7 +142,7 @@ class _DiskHits:
         known = self._real_dirs.get(folder)
         if known is None:
             try:
-                mode = os.lstat(self._paths.real_root / folder).st_mode
+                mode = os.lstat(f"{self._root}/{folder}").st_mode
             except OSError:
                 mode = 0
             known = stat.S_ISDIR(mode) and self._real_dir(folder.rpartition("/")[0])
