@@ -28,7 +28,8 @@ from agent_ls.core.proposal import TextEncoding
 from agent_ls.workspace import file_encoding
 from agent_ls.workspace.disk_text import TooLarge
 from agent_ls.workspace.overlay import Overlay
-from agent_ls.workspace.shadow import ShadowCopy, Snapshot
+from agent_ls.workspace.shadow import ShadowCopy
+from agent_ls.workspace.shadow_state import Snapshot
 
 MAX_FILES_BROUGHT_BACK = 500
 """The most files one command brings back into the proposal; the rest are left out."""

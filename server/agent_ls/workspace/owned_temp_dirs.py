@@ -22,6 +22,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,29 @@ class OwnedDir:
         _remove_tree(self.path)
         os.close(self.lock_fd)
         self.lock_fd = -1
+
+    def remove_in_background(self) -> threading.Thread | None:
+        """Move the directory aside at once (a rename), then delete it in a thread: a copy of a large
+        workspace takes seconds to delete, and the caller may be the editor's event loop. The thread
+        is not a daemon, so the process finishes it before it exits; if the process is killed first,
+        the lock is released with it and the next ``make_owned_dir`` removes the rest (the new name
+        keeps the prefix). Returns the thread, None when there was nothing to remove. Idempotent."""
+        if self.lock_fd < 0:
+            return None
+        aside = self.path.with_name(f"{self.path.name}-closed")
+        try:
+            os.rename(self.path, aside)
+        except OSError:
+            aside = self.path  # deleted where it is, still off the caller's thread
+        fd, self.lock_fd = self.lock_fd, -1
+
+        def remove() -> None:
+            _remove_tree(aside)
+            os.close(fd)
+
+        thread = threading.Thread(target=remove, name="agent-ls-remove-temp", daemon=False)
+        thread.start()
+        return thread
 
 
 def make_owned_dir(prefix: str, parent: Path | None = None) -> OwnedDir:

@@ -11,15 +11,26 @@ stay untouched. Its life, in order:
       for the secrets inside them: a folder holding some is linked entry by entry around them, one
       too large to scan is left out) and only the entries whose ``lstat`` changed since the last
       sync are copied; entries gone from the workspace are removed; entries a command deleted or
-      changed beyond review are copied again;
+      changed beyond review are copied again. The walk happens at the first sync; after it a file
+      watch (``tree_watch``) of the directories it entered says which entries changed, and only
+      those are looked at, so a sync costs what changed, not what the workspace holds. What the watch
+      cannot answer exactly walks again: a directory made, removed or renamed in the workspace, a
+      ``.gitignore`` (or a ``pyvenv.cfg``, ...) changed, a change inside a linked folder, a folder
+      left out, a watch that may have missed events (``TreeWatch.collect``) or none at all;
    b. every pending edit and open buffer is written, byte for byte (in its file's encoding, line
       endings kept; ``unsaved.UnsavedFiles``: the overlay),
       unless the copy already holds exactly that text (a hash and the file's ``lstat``, recorded at
       the last write, tell);
    c. a file written earlier that is no longer pending or open is restored from the workspace (or
       removed when it is not there); files commands made are otherwise left alone;
-3. ``close`` deletes it. A session killed before it could is cleaned up by the next one to make a
-   copy (``owned_temp_dirs``: each copy's directory is locked by its living process).
+3. ``prepare`` and ``changes_since`` tell what a command changed among the copy's reviewable files
+   (``shadow_tree.reviewable_files``): from an index of them (``review_index``) kept current by the
+   same watch, or by a walk of the copy when the watch cannot tell (a ``.gitignore`` changed);
+4. ``close`` moves it aside and deletes it in a background thread. A session killed before it could
+   is cleaned up by the next one to make a copy (``owned_temp_dirs``: each copy's directory is
+   locked by its living process).
+
+``trace`` (``SyncTrace``) says what the last sync and the last look for changes did.
 
 ``ShellRunner`` (``shell_runner.py``) runs commands in it; ``Overlay`` (``overlay.py``) searches it.
 """
@@ -31,7 +42,6 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -43,6 +53,7 @@ from agent_ls.workspace.owned_temp_dirs import OwnedDir, make_owned_dir
 from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.review_index import Delta, ReviewIndex
 from agent_ls.workspace.secret_scan import SCAN_MAX_ENTRIES, SecretScan, points_to_secret
+from agent_ls.workspace.shadow_state import ShadowChanges, Snapshot, SyncTrace, WorkspaceSecrets
 from agent_ls.workspace.tree_watch import Changes, TreeWatch
 from agent_ls.workspace.unsaved import UnsavedFiles
 
@@ -52,53 +63,6 @@ T = TypeVar("T")
 _RESHAPING = frozenset({".gitignore", ".gitmodules", "pyvenv.cfg", "conda-meta"})
 """Names whose change can change how other entries are treated (ignored, linked): the workspace is
 walked again."""
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The copy's state before a command (``prepare``): what ``changes_since`` compares with is the
-    copy's index of reviewable files as it was then, which only ``changes_since`` moves on."""
-
-    sync: int
-
-
-@dataclass
-class SyncTrace:
-    """What the shadow copy last did, for tests and benchmarks (how its cost follows the change).
-
-    Attributes:
-        walked_workspace: the last sync walked the whole workspace (the first one, after a change that
-            reshapes the tree, or without a working file watch), instead of looking at what changed.
-        copied: the workspace entries the last sync copied, linked or made in the copy, in order.
-        walked_copy: the last ``prepare`` or ``changes_since`` walked the whole copy to find its
-            reviewable files, instead of looking at what changed.
-    """
-
-    walked_workspace: bool = False
-    copied: tuple[str, ...] = ()
-    walked_copy: bool = False
-
-
-@dataclass(frozen=True)
-class ShadowChanges:
-    """What a command did to the copy's reviewable files, each sorted by path."""
-
-    changed: tuple[str, ...] = ()
-    deleted: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class WorkspaceSecrets:
-    """What the sandbox hides in workspace mode (``ShadowCopy.secret_files``).
-
-    Attributes:
-        paths: the real paths to make unreadable, sorted: secret files and directories, and the
-            ``unchecked`` folders (an empty tmpfs over each).
-        unchecked: the folders too large to scan for secrets, workspace-relative, sorted.
-    """
-
-    paths: tuple[Path, ...]
-    unchecked: tuple[str, ...]
 
 
 class ShadowCopy:
@@ -263,10 +227,12 @@ class ShadowCopy:
         return WorkspaceSecrets(tuple(self._root / rel for rel in hidden), tuple(unchecked))
 
     def close(self) -> None:
-        """Delete the copy. Idempotent; a later ``sync`` makes a fresh one."""
+        """Delete the copy: it is moved aside at once and deleted in a background thread, so closing a
+        session never waits for thousands of files (``OwnedDir.remove_in_background``). Idempotent; a
+        later ``sync`` makes a fresh one."""
         self._stop_watch()
         if self._temp is not None:
-            self._temp.remove()
+            self._temp.remove_in_background()
         self._temp = None
         self._workdir = None
         self._seen = {}

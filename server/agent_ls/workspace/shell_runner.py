@@ -3,7 +3,8 @@
 ``ShellRunner`` implements the core ``CommandRunner`` port on top of it. Each command, in order:
 
 1. settles a command that was cancelled (its changes are undone, not proposed);
-2. syncs the copy and lists its reviewable files (``shadow_tree.reviewable_files``);
+2. syncs the copy and notes its reviewable files (``shadow_tree.reviewable_files``; after the first
+   command, from what a file watch reported: ``ShadowCopy.prepare``);
 3. runs ``/bin/bash -c`` (else ``/bin/sh -c``) in the copy with ``processes.execute``: inside the
    bubblewrap sandbox where one works (``workspace.sandbox``: no network, only the copy writable, the
    real workspace hidden, linked trees read-only with their secrets masked), an allowlisted
@@ -41,7 +42,8 @@ from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.processes import execute
 from agent_ls.workspace.sandbox import Sandbox, find_sandbox
-from agent_ls.workspace.shadow import ShadowCopy, Snapshot
+from agent_ls.workspace.shadow import ShadowCopy
+from agent_ls.workspace.shadow_state import Snapshot
 
 ShellMode = Literal["shadow", "workspace"]
 

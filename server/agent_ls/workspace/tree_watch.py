@@ -39,7 +39,7 @@ MAX_EVENTS = 8_192
 by default, and an overflow is not reported): the caller walks instead."""
 BARRIER_TIMEOUT_S = 5.0
 """How long ``collect`` waits for its marker file to be reported before it gives up (seconds)."""
-MAX_WATCHES = 16
+MAX_WATCHES = 8
 """The most watches ``add`` keeps (each is a thread and an inotify descriptor); then it refuses."""
 _DELETED = 3  # watchfiles.Change.deleted
 _MARKERS = itertools.count(1)  # each marker file is new, whichever watch made it
