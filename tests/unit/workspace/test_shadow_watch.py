@@ -8,6 +8,7 @@ commands, sandboxed (real ``bwrap``) and not.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -131,3 +132,19 @@ def test_the_watch_reports_every_change_made_before_collect(tmp_path: Path) -> N
         assert found is not None and (found.real, found.copy) == (set(), set())
     finally:
         watch.close()
+
+
+async def test_close_moves_the_copy_aside_at_once_and_deletes_it_in_the_background(
+    root: Path, tmp_path: Path, buffers: FakeBuffers
+) -> None:
+    write(root, TREE)
+    parent = tmp_path / "shadows"
+    parent.mkdir()
+    shadow = ShadowCopy(root, temp_parent=parent)
+    copy = await shadow.sync(Overlay(root, buffers, shadow=shadow))
+    shadow.close()
+    assert shadow.path is None and not copy.exists()  # renamed aside before close returned
+    for thread in threading.enumerate():
+        if thread.name == "agent-ls-remove-temp":
+            thread.join()
+    assert list(parent.iterdir()) == []
