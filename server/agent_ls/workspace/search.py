@@ -47,6 +47,7 @@ MAX_JSON_LINE_BYTES = 8 * 1024 * 1024
 _MAX_ERROR_BYTES = 4096
 _MAX_WINDOW_SPANS = 6  # a window widened by nearby matches stays within this many windows' width
 _LINE_NUMBER = re.compile(rb'"line_number":\s*(\d+)')
+_MATCH_START = b'{"type":"match","data":{"path":{"text":'
 _PATH_TEXT = re.compile(rb'"path":\s*\{\s*"text":\s*"((?:[^"\\]|\\.)*)"')
 
 SKIPPED_DIRS = (
@@ -173,6 +174,8 @@ class RipgrepStream:
         self._hits: list[SearchHit] = []
         self._kept: dict[str, int] = {}
         self._last: tuple[str, int, int] | None = None  # hits past this one are only counted
+        self._quick_raw = b""  # the last path read by _only_counted, as JSON gives it, and as text
+        self._quick_path = ""
         self._counts: dict[str, int] = {}
         self._unreadable: list[str] = []
         self._errors = bytearray()
@@ -236,6 +239,10 @@ class RipgrepStream:
             if len(self._errors) < _MAX_ERROR_BYTES:
                 self._errors += raw[: _MAX_ERROR_BYTES - len(self._errors)] + b"\n"
             return
+        if raw.startswith(b'{"type":"') and not raw.startswith(b'{"type":"match"'):
+            return  # begin, end, context and summary messages (ripgrep's compact JSON) carry nothing kept
+        if self._only_counted(raw):
+            return
         try:
             message = json.loads(raw)
         except ValueError:
@@ -245,6 +252,33 @@ class RipgrepStream:
         data = message.get("data")
         if isinstance(data, dict):
             self._match(data)
+
+    def _only_counted(self, raw: bytes) -> bool:
+        """Count a short match line of a file none of whose hits can be kept any more without parsing it.
+
+        A grep for a common word yields hundreds of thousands of lines; parsing each would cost many
+        times what ripgrep spends finding them. A JSON line no longer than ``max_line_chars`` holds a
+        line of at most that many characters (escaping only lengthens it): one hit. False when the
+        line must be parsed.
+        """
+        if len(raw) > self._max_line_chars or not raw.startswith(_MATCH_START):
+            return False
+        start = len(_MATCH_START) + 1  # past the path's opening quote
+        end = raw.find(b'"', start)
+        escaped = raw[start:end]
+        if end < 0 or b"\\" in escaped:
+            return False  # an escaped character: the full parse reads it
+        if escaped != self._quick_raw:  # a file's lines come together: one decode per file
+            self._quick_raw = escaped
+            self._quick_path = self._prefix + escaped.decode("utf-8", "surrogateescape").removeprefix("./")
+        path = self._quick_path
+        if not self._wanted(path):
+            return True
+        beyond = self._last is not None and path > self._last[0]
+        if not beyond and self._kept.get(path, 0) < MAX_HITS_PER_FILE:
+            return False
+        self._counts[path] = self._counts.get(path, 0) + 1
+        return True
 
     def _match(self, data: dict[str, Any]) -> None:
         path = _json_text(data.get("path"), lambda raw: raw.decode("utf-8", "surrogateescape"))
