@@ -187,23 +187,25 @@ class RipgrepStream:
         return self._errors.decode("utf-8", "replace")
 
     def feed(self, chunk: bytes) -> None:
-        start = 0
-        while start < len(chunk):
-            newline = chunk.find(b"\n", start)
-            end = len(chunk) if newline < 0 else newline
+        pieces = chunk.split(b"\n")  # one C call: the lines of a busy search come by the hundred thousand
+        last = len(pieces) - 1
+        for index, piece in enumerate(pieces):
+            complete = index < last
             if not self._skipping:
-                self._buffer += chunk[start:end]
+                if complete and not self._buffer and len(piece) <= MAX_JSON_LINE_BYTES:
+                    self._line(piece)
+                    continue
+                self._buffer += piece
                 if len(self._buffer) > MAX_JSON_LINE_BYTES:
                     self._too_long()
-            if newline < 0:
+            if not complete:
                 return
             if self._skipping:
                 self._skipping = False
-                self._skipped_end(chunk[max(0, newline - 4096) : newline])
+                self._skipped_end(piece[-4096:])
             else:
                 self._line(bytes(self._buffer))
             self._buffer.clear()
-            start = newline + 1
 
     def result(self) -> SearchResult:
         """The hits kept (by path, line, column) and the counts, once the stream ended."""
