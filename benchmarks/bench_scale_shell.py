@@ -68,7 +68,9 @@ def _median_s(work: Callable[[], object], repeat: int) -> float:
 
 
 def _session(root: Path) -> Session:
-    return assemble_session(root=root, approver=Allow(), environ={"PATH": os.environ.get("PATH", "")})
+    # The first call on a large tree copies it (tens of seconds on a slow disk): past the default 60 s.
+    environ = {"PATH": os.environ.get("PATH", "")}
+    return assemble_session(root=root, approver=Allow(), environ=environ, tool_timeout_s=900)
 
 
 async def _bash_s(session: Session) -> float:
