@@ -97,7 +97,9 @@ async def search_tree(
 async def _search_disk(
     run: RipgrepRun, spec: SearchSpec, paths: PathPolicy, pending: Container[str]
 ) -> SearchResult:
-    scope = await asyncio.to_thread(_disk_scope, paths, spec.rel)
+    # The root's scope needs no disk access; a worker thread's hand-off costs ms on a busy machine.
+    root = spec.rel == "."
+    scope = _disk_scope(paths, ".") if root else await asyncio.to_thread(_disk_scope, paths, spec.rel)
     if scope is None:
         return SearchResult()  # only pending files there
     return await run_ripgrep(
