@@ -34,9 +34,11 @@ from watchfiles._rust_notify import RustNotify
 
 log = logging.getLogger(__name__)
 
-MAX_EVENTS = 8_192
-"""More changes than this in one ``collect`` count as unreliable (inotify's queue holds 16,384 events
-by default, and an overflow is not reported): the caller walks instead."""
+MAX_EVENTS = 4_096
+"""More changes than this in one ``collect`` count as unreliable: inotify's queue holds 16,384 events
+by default, an overflow is not reported through watchfiles, and a file written is two or three
+events but one or two changes here. The caller walks instead (a command that changes thousands of
+files costs a walk anyway)."""
 BARRIER_TIMEOUT_S = 5.0
 """How long ``collect`` waits for its marker file to be reported before it gives up (seconds)."""
 MAX_WATCHES = 8
