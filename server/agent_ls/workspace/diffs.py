@@ -16,10 +16,10 @@ escapes (``"b/docs.txt\\n+++ b/README.md"``), so a line feed in a name cannot fo
 
 from __future__ import annotations
 
-import difflib
+from collections.abc import Iterator, Sequence
 
 from agent_ls.core.proposal import FileChange
-from agent_ls.workspace.text_edits import split_lines
+from agent_ls.workspace.line_diff import Opcode, grouped_opcodes, text_diff
 
 _NO_NEWLINE = "\\ No newline at end of file\n"
 # git's quote.c cq_lookup: these bytes get a letter escape; other bytes below 0x20, 0x7f and every byte
@@ -70,12 +70,14 @@ def unified_diff(change: FileChange, *, context_lines: int = 3) -> str:
         The diff text, every line ending with ``\\n`` (a line that ended with a bare ``\\r`` gets
         ``\\n`` appended so the diff stays line-oriented); ``""`` when nothing changed.
     """
-    old = split_lines(change.base_text)
-    new = split_lines(change.new_text)
+    diff = text_diff(change.base_text, change.new_text)
+    groups = grouped_opcodes(diff.opcodes, context_lines)
+    if not groups:
+        return ""
     from_file = "/dev/null" if change.is_new else _header_name(f"a/{change.path}")
     to_file = _header_name(f"b/{change.path}")
     out: list[str] = []
-    for line in difflib.unified_diff(old, new, from_file, to_file, n=context_lines):
+    for line in _unified_lines(diff.old_lines, diff.new_lines, groups, from_file, to_file):
         if line.endswith("\n"):
             out.append(line)
         elif line.endswith("\r"):
@@ -85,6 +87,37 @@ def unified_diff(change: FileChange, *, context_lines: int = 3) -> str:
     return "".join(out)
 
 
+def _unified_lines(
+    old: Sequence[str], new: Sequence[str], groups: list[list[Opcode]], from_file: str, to_file: str
+) -> Iterator[str]:
+    """``difflib.unified_diff``'s lines (headers without dates, content lines as they are) over
+    ``groups``, the diff's cached opcodes grouped with their context."""
+    yield f"--- {from_file}\n"
+    yield f"+++ {to_file}\n"
+    for group in groups:
+        first, last = group[0], group[-1]
+        old_range = _unified_range(first[1], last[2])
+        new_range = _unified_range(first[3], last[4])
+        yield f"@@ -{old_range} +{new_range} @@\n"
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                yield from (" " + line for line in old[i1:i2])
+                continue
+            yield from ("-" + line for line in old[i1:i2])
+            yield from ("+" + line for line in new[j1:j2])
+
+
+def _unified_range(start: int, stop: int) -> str:
+    """A hunk header's range as ``diff -u`` writes it (``difflib._format_range_unified``)."""
+    beginning = start + 1  # lines start numbering with one
+    length = stop - start
+    if length == 1:
+        return f"{beginning}"
+    if not length:
+        beginning -= 1  # an empty range begins at the line before it
+    return f"{beginning},{length}"
+
+
 def _header_name(name: str) -> str:
     quoted = quote_path(name)
     return quoted + "\t" if " " in quoted else quoted
@@ -92,12 +125,4 @@ def _header_name(name: str) -> str:
 
 def line_counts(change: FileChange) -> tuple[int, int]:
     """``(added, removed)``: how many lines the change adds and removes (a changed line counts in both)."""
-    matcher = difflib.SequenceMatcher(
-        None, split_lines(change.base_text), split_lines(change.new_text), autojunk=False
-    )
-    added = removed = 0
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
-            removed += i2 - i1
-            added += j2 - j1
-    return added, removed
+    return text_diff(change.base_text, change.new_text).counts

@@ -5,8 +5,9 @@ read_file and grep show a CRLF line ending as a plain line feed, in any file: al
 the model's ``old_string`` and ``content`` hold ``\\n`` where the file may hold ``\\r\\n``. Here:
 
 - ``restore_endings`` puts the endings back into a new text written in the view (write_file): its
-  lines are matched to the old ones (``difflib``); an unchanged line keeps its ending, a changed one
-  takes the ending of the line it replaces, an added one that of the line before it (else after it);
+  lines are matched to the old ones (``line_diff.line_opcodes``); an unchanged line keeps its ending, a
+  changed one takes the ending of the line it replaces, an added one that of the line before it (else
+  after it);
 - ``replace_in_view`` finds ``old`` in the view and rebuilds the real text: everything outside the
   lines a match touches is copied from the real text byte for byte, and those lines get their endings
   back with ``restore_endings`` (so in a mixed file, lines added in a CRLF region get CRLF).
@@ -18,9 +19,10 @@ A ``content`` holding ``\\r`` is taken as written: the model chose its endings. 
 from __future__ import annotations
 
 import bisect
-import difflib
 from array import array
 from dataclasses import dataclass
+
+from agent_ls.workspace.line_diff import line_opcodes
 
 
 @dataclass(frozen=True)
@@ -118,8 +120,7 @@ def restore_endings(real: str, new_view: str) -> str:
     new_lines = new_view.split("\n")
     fallback = max(set(old_endings), key=old_endings.count) if old_endings else "\n"
     endings: list[str] = []
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
         for k in range(j2 - j1):
             if tag == "equal" or (tag == "replace" and i1 + k < i2):
                 index = i1 + k

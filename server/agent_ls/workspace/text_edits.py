@@ -3,11 +3,11 @@
 ``lsp/convert.py`` turns the hunks into ``TextEdit``s; this module only decides *which lines* change.
 Steps, in order:
 
-1. ``split_lines`` cuts both texts into lines the way LSP does: only ``\\r\\n``, ``\\n`` and ``\\r`` end
-   a line (``str.splitlines`` would also cut at ``\\x0b``, ``\\x0c``, ``\\x1c``-``\\x1e``, ``\\x85``,
-   ``\\u2028`` and ``\\u2029``, which a client does not count as line breaks).
-2. ``line_hunks`` diffs the two line lists (each line keeps its terminator) with
-   ``difflib.SequenceMatcher`` and returns one ``Hunk`` per non-equal opcode.
+1. ``split_lines`` (defined in ``line_diff``) cuts both texts into lines the way LSP does: only
+   ``\\r\\n``, ``\\n`` and ``\\r`` end a line (``str.splitlines`` would also cut at ``\\x0b``, ``\\x0c``,
+   ``\\x1c``-``\\x1e``, ``\\x85``, ``\\u2028`` and ``\\u2029``, which a client does not count as line breaks).
+2. ``line_hunks`` diffs the two line lists (each line keeps its terminator) with ``line_diff.text_diff``
+   (a cached patience diff) and returns one ``Hunk`` per non-equal opcode.
 3. ``hunk_span`` gives a hunk's range as (line, code-point column) positions in the *old* text;
    the LSP layer converts the columns to the negotiated encoding with pygls ``PositionCodec``.
 
@@ -17,13 +17,12 @@ Because a hunk always starts and ends at a line boundary, it can never split a `
 
 from __future__ import annotations
 
-import difflib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# The alternation tries "\r\n" first, so a CR LF pair is one terminator.
-_LINE_END = re.compile(r"\r\n|\r|\n")
+from agent_ls.workspace.line_diff import split_lines as split_lines  # where every user looks for it
+from agent_ls.workspace.line_diff import text_diff
+
 _TERMINATORS = ("\r\n", "\n", "\r")
 
 
@@ -49,44 +48,20 @@ class LinePosition:
     column: int
 
 
-def split_lines(text: str) -> list[str]:
-    """Split ``text`` into lines that keep their terminators, with LSP line semantics.
-
-    Only ``\\r\\n``, ``\\n`` and ``\\r`` end a line (LSP 3.17 "Text Documents"); form feeds,
-    ``\\u2028`` and the other characters ``str.splitlines`` honours stay inside their line.
-
-    Returns:
-        The lines in order; ``"".join(result) == text``. ``""`` gives ``[]``, and a text ending with a
-        terminator has no empty last element (``"a\\n"`` gives ``["a\\n"]``).
-    """
-    lines: list[str] = []
-    start = 0
-    for match in _LINE_END.finditer(text):
-        lines.append(text[start : match.end()])
-        start = match.end()
-    if start < len(text):
-        lines.append(text[start:])
-    return lines
-
-
 def line_hunks(old: str, new: str) -> list[Hunk]:
-    """The minimal line hunks that turn ``old`` into ``new``.
+    """The line hunks that turn ``old`` into ``new``.
 
     Lines are compared with their terminators, so a line whose ending changed (``\\n`` to ``\\r\\n``)
-    is a changed line. ``autojunk`` is off: with it, frequent lines (blank lines, ``}``) in files of
-    200+ lines are ignored as anchors and the hunks grow needlessly.
+    is a changed line. The diff is ``line_diff.text_diff``'s (patience diff, computed once per pair of
+    texts); applying the hunks to ``old`` gives ``new`` exactly.
 
     Returns:
         Hunks in ascending, non-overlapping order of ``start_line``; ``[]`` when the texts are equal.
         A single hunk covers the whole file only when no line is shared.
     """
-    old_lines = split_lines(old)
-    new_lines = split_lines(new)
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    diff = text_diff(old, new)
     return [
-        Hunk(i1, i2, "".join(new_lines[j1:j2]))
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
+        Hunk(i1, i2, "".join(diff.new_lines[j1:j2])) for tag, i1, i2, j1, j2 in diff.opcodes if tag != "equal"
     ]
 
 

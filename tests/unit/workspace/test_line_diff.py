@@ -1,0 +1,93 @@
+"""The server's line diff: exact hunks on any text, few changed lines on a formatter's output, one diff
+per change."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_ls.core.proposal import FileChange
+from agent_ls.workspace.diffs import line_counts, unified_diff
+from agent_ls.workspace.line_diff import text_diff
+from agent_ls.workspace.text_edits import Hunk, line_hunks, split_lines
+
+# Few distinct lines, so texts repeat lines (the case a unique-line anchor diff must still get right),
+# with every LSP terminator and a last line that may lack one.
+_LINE = st.sampled_from(["a", "b", "}", "", "  x = 1", "\x0c", "é"]).flatmap(
+    lambda body: st.sampled_from(["\n", "\r\n", "\r"]).map(lambda end: body + end)
+)
+_TEXT = st.builds(
+    lambda lines, tail: "".join(lines) + tail, st.lists(_LINE, max_size=40), st.sampled_from(["", "z", "}"])
+)
+
+
+def _apply(old: str, hunks: list[Hunk]) -> str:
+    lines = split_lines(old)
+    for hunk in reversed(hunks):
+        lines[hunk.start_line : hunk.end_line] = [hunk.new_text]
+    return "".join(lines)
+
+
+@settings(max_examples=400, deadline=None)
+@given(old=_TEXT, new=_TEXT)
+def test_applying_the_hunks_to_the_old_text_gives_the_new_text_exactly(old: str, new: str) -> None:
+    hunks = line_hunks(old, new)
+    assert _apply(old, hunks) == new
+    starts = [h.start_line for h in hunks]
+    assert starts == sorted(starts)
+    assert all(a.end_line <= b.start_line for a, b in itertools.pairwise(hunks))
+
+
+@settings(max_examples=200, deadline=None)
+@given(old=_TEXT, new=_TEXT)
+def test_the_unified_diff_holds_both_texts_and_the_counts_match_it(old: str, new: str) -> None:
+    change = FileChange("f.txt", False, old, None, new)
+    diff = unified_diff(change, context_lines=10_000)
+    if old == new:
+        assert diff == ""
+        return
+    body = diff.split("\n", 2)[2]  # after the --- and +++ headers
+    minus = sum(1 for line in body.splitlines(True) if line.startswith("-"))
+    plus = sum(1 for line in body.splitlines(True) if line.startswith("+"))
+    assert line_counts(change) == (plus, minus)
+
+
+def _formatter_file(rng: random.Random, lines: int) -> list[str]:
+    """Python-like source where most lines repeat (blank lines, ``return``, ``pass``, closing brackets)."""
+    common = ["\n", "    return None\n", "        pass\n", "    )\n", "]\n", "    else:\n"]
+    return [f"def function_{i}(arg):\n" if i % 7 == 0 else rng.choice(common) for i in range(lines)]
+
+
+def test_spread_changes_in_a_formatters_output_are_exact_and_change_few_lines() -> None:
+    rng = random.Random(14)
+    old_lines = _formatter_file(rng, 10_000)
+    new_lines = list(old_lines)
+    changed = range(5, 10_000, 10)  # 1,000 changes spread through the file
+    for index in changed:
+        new_lines[index] = "\t" + old_lines[index].strip() + "  # fmt\n"  # a line no old line equals
+    old, new = "".join(old_lines), "".join(new_lines)
+
+    hunks = line_hunks(old, new)
+
+    assert _apply(old, hunks) == new
+    added, removed = text_diff(old, new).counts
+    assert len(changed) <= removed <= len(changed) * 1.05
+    assert len(changed) <= added <= len(changed) * 1.05
+
+
+def test_a_changes_diff_is_computed_once_for_its_hunks_counts_and_unified_diff() -> None:
+    old = "".join(f"line {i}\n" for i in range(500))
+    new = old.replace("line 250\n", "line 250 changed\n")
+    change = FileChange("big.txt", False, old, None, new)
+    before = text_diff.cache_info()
+
+    line_counts(change)
+    unified_diff(change)
+    line_hunks(change.base_text, change.new_text)
+
+    after = text_diff.cache_info()
+    assert after.misses - before.misses == 1
+    assert after.hits - before.hits == 2
