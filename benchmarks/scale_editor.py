@@ -9,9 +9,12 @@ Order of one measurement (each run's model is a ``replay:`` script, docs/replay-
 2. a warm-up run (a one-line answer) so the server's imports are done;
 3. ``idle``: one second of requests with nothing else going on (the baseline); then the server's RSS, its
    peak reset (``/proc/<pid>/clear_refs``), a run whose one tool call is a grep of the whole tree,
-   and the new peak (``VmHWM``): the growth a grep causes;
-4. ``run``: runs that write the 10,000-line file with 1,000 spread changes (``write_file``), from
-   ``agent.run`` to ``agent/runEnded``; ``agent.proposal`` then asks for that proposal;
+   and the new peak (``VmHWM``) once the run has ended and the server answers again: the growth a
+   grep causes;
+4. runs that write the 10,000-line file with 1,000 spread changes (``write_file``), from ``agent.run``
+   to ``agent/runEnded``; after each run (and the grep run) its end: until the server answers a
+   command again, at least ``SETTLE_S``, so the cleanup a run leaves behind is charged to the run that
+   left it; ``agent.proposal`` then asks for that proposal;
    ``agent.applyProposal`` applies it (the client writes the edit to disk in a worker thread, as an
    editor would off its UI loop).
 
@@ -35,6 +38,10 @@ from pygls.lsp.client import LanguageClient
 from agent_ls.demo.edit_applier import EditorFiles
 
 PING_INTERVAL_S = 0.01
+SETTLE_S = 1.0
+GREP_RUN = "a run that greps the whole tree"
+WRITE_RUN = "a run proposing the 10k-line change (write_file)"
+RUN_END = f"its end, until the server answers a command again (≥ {SETTLE_S:.0f} s)"
 
 
 @dataclass
@@ -169,6 +176,15 @@ class _Editor:
         await asyncio.wait_for(self.ended.setdefault(sid, asyncio.Event()).wait(), timeout=900)
         return str(sid)
 
+    async def settle(self, phase: str) -> None:
+        """``phase`` lasts until the server answers a command again, and at least ``SETTLE_S``: what a
+        run's end leaves running (its cleanup) is measured there, not in the next phase."""
+        self.phase = phase
+        started = time.perf_counter()
+        await self.command("agent.listSkills", {})
+        await asyncio.sleep(max(0.0, SETTLE_S - (time.perf_counter() - started)))
+        self.phase = "between"
+
     async def stop(self) -> None:
         if self._pinging:
             await asyncio.wait(self._pinging, timeout=30)
@@ -204,9 +220,10 @@ async def measure_editor(
         editor.result.rss_before_mb = _status_kb(pid, "VmRSS") / 1024
         if not _reset_peak(pid):
             raise SystemExit("cannot reset the server's peak RSS (/proc/<pid>/clear_refs)")
-        editor.phase = "grep of the whole tree"
+        editor.phase = GREP_RUN
         grep = [{"tool_calls": [{"name": "grep", "arguments": {"pattern": needle}}]}, {"content": "found"}]
         await editor.run(_script(scripts, "grep", grep), f"find {needle}")
+        await editor.settle(f"{GREP_RUN}: {RUN_END}")
         editor.result.grep_growth_mb = _status_kb(pid, "VmHWM") / 1024 - editor.result.rss_before_mb
         editor.result.grep_output = editor.outputs[-1] if editor.outputs else ""
         write = [
@@ -215,10 +232,9 @@ async def measure_editor(
         ]
         model = _script(scripts, "write", write)
         for _ in range(runs):
-            editor.phase = "run: write_file of the 10k-line proposal → agent/runEnded"
+            editor.phase = WRITE_RUN
             sid = await editor.run(model, "reformat the table")
-            editor.phase = "between"
-            await asyncio.sleep(0.2)
+            await editor.settle(f"{WRITE_RUN}: {RUN_END}")
         for _ in range(runs):
             editor.phase = "agent.proposal"
             files = (await editor.command("agent.proposal", {"sessionId": sid}))["files"]

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.scale_editor import GREP_RUN, RUN_END, WRITE_RUN
+
 from tests.conftest import require_tool
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,8 +49,10 @@ def test_quick_mode_on_a_200_file_tree_produces_every_row(tmp_path: Path) -> Non
     rows = {(row["target"], row["what"]) for row in json.loads(out.read_text())}
     phases = (
         "idle",
-        "grep of the whole tree",
-        "run: write_file of the 10k-line proposal → agent/runEnded",
+        GREP_RUN,
+        f"{GREP_RUN}: {RUN_END}",
+        WRITE_RUN,
+        f"{WRITE_RUN}: {RUN_END}",
         "agent.proposal",
         "agent.applyProposal",
     )
