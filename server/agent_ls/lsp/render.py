@@ -20,7 +20,8 @@ for a client to render, and a client that writes them to a terminal escapes them
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import assert_never
 
 from lsprotocol import types as t
@@ -96,13 +97,15 @@ class LspEventRenderer:
         token: str,
         *,
         progress: bool,
-        run_ended: Callable[[RunEnded], p.RunEndedNotification],
+        run_ended: Callable[[RunEnded], Awaitable[p.RunEndedNotification]],
     ) -> None:
         self._ls = ls
         self._session_id = session_id
         self._token = token
         self.progress = progress
         self._run_ended = run_ended
+        self._ending: asyncio.Task[None] | None = None
+        """Builds and sends agent/runEnded (its proposal summary diffs every file, off the event loop)."""
         self._total: Usage | None = None
         self._warned: set[str] = set()
         """Subjects already shown in a "blocked" warning during this run."""
@@ -128,7 +131,15 @@ class LspEventRenderer:
             self._ls.protocol.notify(p.AGENT_EVENT, notification.wire())
         self._progress(event, line or "")
         if isinstance(event, RunEnded):
-            self._ls.protocol.notify(p.AGENT_RUN_ENDED, self._run_ended(event).wire())
+            self._ending = asyncio.get_running_loop().create_task(self._notify_run_ended(event))
+
+    async def _notify_run_ended(self, event: RunEnded) -> None:
+        self._ls.protocol.notify(p.AGENT_RUN_ENDED, (await self._run_ended(event)).wire())
+
+    async def run_ended_sent(self) -> None:
+        """Wait until agent/runEnded is sent (at once when the run emitted no RunEnded)."""
+        if self._ending is not None:
+            await self._ending
 
     def _warn_blocked(self, event: VerdictGiven) -> None:
         subject = " ".join(event.subject.split())

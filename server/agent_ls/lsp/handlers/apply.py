@@ -12,6 +12,7 @@ The proposal is kept unless the client applied it.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from agent_ls.lsp.convert import EditNotSupported, build_workspace_edit
 from agent_ls.lsp.handlers.commands import proposal_summary, session_entry
 from agent_ls.lsp.state import AgentLanguageServer
 from agent_ls.workspace.apply import disk_stale_reason
+from agent_ls.workspace.overlay import OpenBuffer
 from agent_ls.workspace.rebase import MergeConflict, disk_text_now, rebase_change
 
 
@@ -35,7 +37,7 @@ def _refusal(reason: str) -> dict[str, Any]:
 
 
 def _rebase_or_refuse(
-    ls: AgentLanguageServer, root: Path, changes: list[FileChange]
+    buffers: dict[str, OpenBuffer | None], root: Path, changes: list[FileChange]
 ) -> tuple[list[FileChange], list[FileChange], str | None]:
     """The changes to send, versioned against the editor's buffers; or why they cannot be sent now.
 
@@ -45,18 +47,23 @@ def _rebase_or_refuse(
     (``workspace.rebase``): the merged changes come back second, for the session to keep, and the apply
     is refused so that the user reviews the merged proposal before applying it. A merge that conflicts,
     a new file that now exists, and a file that can no longer be read are refused with the proposal
-    kept as it was.
+    kept as it was. Blocking (disk reads, merges): run in a worker thread.
+
+    Args:
+        buffers: each change's open editor buffer (None: not open), read on the event loop (pygls'
+            documents are not for threads).
+        root: the workspace folder.
+        changes: the proposal.
 
     Returns:
         (the changes to send, the re-based changes to keep, the reason not to send now or None).
     """
-    buffers = EditorBuffers(ls.workspace)
     again = "; the proposal is kept as it was: run the task again, or discard it"
     to_send: list[FileChange] = []
     merged: list[FileChange] = []
     for change in changes:
         path = root / change.path
-        buffer = buffers.get(path)
+        buffer = buffers.get(change.path)
         if buffer is not None and change.is_new:
             return [], [], f"{change.path} was created in the editor after the agent proposed it" + again
         current: str | None
@@ -107,13 +114,18 @@ async def _apply(ls: AgentLanguageServer, params: p.SessionParams) -> dict[str, 
             "the editor does not support workspace/applyEdit; "
             "use `agent-ls run --apply` or a client that does"
         )
-    changes, merged, stale = _rebase_or_refuse(ls, session.root, changes)
+    editor = EditorBuffers(ls.workspace)
+    buffers = {change.path: editor.get(session.root / change.path) for change in changes}
+    # The re-base (disk reads, merges) and the edit (a diff per file) run in a worker thread: the
+    # editor's hovers and code actions are answered meanwhile.
+    changes, merged, stale = await asyncio.to_thread(_rebase_or_refuse, buffers, session.root, changes)
     if merged:
         session.rebase(merged)
     if stale is not None:
         return _refusal(stale)
     try:
-        edit = build_workspace_edit(
+        edit = await asyncio.to_thread(
+            build_workspace_edit,
             changes,
             root=session.root,
             encoding=ls.workspace.position_encoding or t.PositionEncodingKind.Utf16,
@@ -127,7 +139,7 @@ async def _apply(ls: AgentLanguageServer, params: p.SessionParams) -> dict[str, 
     except EditNotSupported as exc:
         return _refusal(str(exc))
     if not flags.change_annotations and flags.show_message_request:
-        summary = proposal_summary(changes)
+        summary = proposal_summary(changes)  # the edit's diffs, cached: no second diff
         reply = await ls.window_show_message_request_async(
             t.ShowMessageRequestParams(
                 type=t.MessageType.Info,

@@ -201,10 +201,14 @@ async def _drive(ls: AgentLanguageServer, entry: SessionEntry, params: p.RunPara
             ls.state.usage = ls.state.usage + session.last_run.usage
     finally:
         ls.work_done_progress.tokens.pop(token, None)
+        await renderer.run_ended_sent()  # its summary reads the proposal before the session closes
         session.close()
 
 
-def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotification:
+async def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotification:
+    # Diffing every file of a large proposal takes a while: a worker thread does it, the editor's
+    # hovers and code actions are answered meanwhile.
+    summary = await asyncio.to_thread(proposal_summary, session.proposal(), session)
     return p.RunEndedNotification(
         session_id=session.session_id,
         status=ended.status,
@@ -212,7 +216,7 @@ def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotification:
         answer=ended.answer,
         usage=usage_summary(ended.usage),
         session_usage=usage_summary(ended.session_usage),
-        proposal=proposal_summary(session.proposal(), session),
+        proposal=summary,
     )
 
 
@@ -228,26 +232,34 @@ async def cancel(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
 async def proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     params = parse_params(p.SessionParams, arguments)
     entry = session_entry(ls, params.session_id)
-    files: list[p.ProposalFile] = []
-    if entry is not None:
-        root = entry.session.root
-        for change in entry.session.proposal():
-            added, removed = line_counts(change)
-            files.append(
-                p.ProposalFile(
-                    uri=(root / change.path).as_uri(),
-                    path=change.path,
-                    is_new=change.is_new,
-                    base_version=change.base_version,
-                    diff=unified_diff(change),
-                    added=added,
-                    removed=removed,
-                    original_text=change.base_text,
-                    proposed_text=change.new_text,
-                    instructions=entry.session.context.governing(change.path),
-                )
-            )
+    if entry is None:
+        return p.ProposalResult(files=[]).wire()
+    # The proposal is read here, on the event loop; its diffs are computed in a worker thread, so the
+    # editor's hovers and code actions are answered while a large proposal is diffed.
+    files = await asyncio.to_thread(_proposal_files, entry.session, entry.session.proposal())
     return p.ProposalResult(files=files).wire()
+
+
+def _proposal_files(session: Session, changes: list[FileChange]) -> list[p.ProposalFile]:
+    """Each change with its unified diff and counts (one cached diff per change). Blocking."""
+    files: list[p.ProposalFile] = []
+    for change in changes:
+        added, removed = line_counts(change)
+        files.append(
+            p.ProposalFile(
+                uri=(session.root / change.path).as_uri(),
+                path=change.path,
+                is_new=change.is_new,
+                base_version=change.base_version,
+                diff=unified_diff(change),
+                added=added,
+                removed=removed,
+                original_text=change.base_text,
+                proposed_text=change.new_text,
+                instructions=session.context.governing(change.path),
+            )
+        )
+    return files
 
 
 async def discard_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
