@@ -290,7 +290,8 @@ class Overlay:
         starts with ``.`` (``.github/**``). ``pattern`` is a gitignore-style glob matched against the
         workspace-relative path or the path relative to ``rel_dir`` (``*.py`` matches at any depth).
         Pending new files are included (gitignore does not hide them). Symlinked directories are not
-        followed; symlinks leaving the root are left out. See ``listing.py``.
+        followed; symlinks leaving the root are left out. ``rg --files`` lists them (``ripgrep_files.py``),
+        else ``listing.walk_files``; both read the same rules.
 
         Raises:
             ToolError: ``rel_dir`` does not exist or is a file.
