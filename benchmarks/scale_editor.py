@@ -41,7 +41,7 @@ PING_INTERVAL_S = 0.01
 SETTLE_S = 1.0
 GREP_RUN = "a run that greps the whole tree"
 WRITE_RUN = "a run proposing the 10k-line change (write_file)"
-RUN_END = f"its end, until the server answers a command again (≥ {SETTLE_S:.0f} s)"
+RUN_END = f"then its end (until the server answers again, ≥ {SETTLE_S:.0f} s)"
 
 
 @dataclass
@@ -223,7 +223,7 @@ async def measure_editor(
         editor.phase = GREP_RUN
         grep = [{"tool_calls": [{"name": "grep", "arguments": {"pattern": needle}}]}, {"content": "found"}]
         await editor.run(_script(scripts, "grep", grep), f"find {needle}")
-        await editor.settle(f"{GREP_RUN}: {RUN_END}")
+        await editor.settle(f"{GREP_RUN}, {RUN_END}")
         editor.result.grep_growth_mb = _status_kb(pid, "VmHWM") / 1024 - editor.result.rss_before_mb
         editor.result.grep_output = editor.outputs[-1] if editor.outputs else ""
         write = [
@@ -234,7 +234,7 @@ async def measure_editor(
         for _ in range(runs):
             editor.phase = WRITE_RUN
             sid = await editor.run(model, "reformat the table")
-            await editor.settle(f"{WRITE_RUN}: {RUN_END}")
+            await editor.settle(f"{WRITE_RUN}, {RUN_END}")
         for _ in range(runs):
             editor.phase = "agent.proposal"
             files = (await editor.command("agent.proposal", {"sessionId": sid}))["files"]

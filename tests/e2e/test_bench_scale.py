@@ -50,9 +50,9 @@ def test_quick_mode_on_a_200_file_tree_produces_every_row(tmp_path: Path) -> Non
     phases = (
         "idle",
         GREP_RUN,
-        f"{GREP_RUN}: {RUN_END}",
+        f"{GREP_RUN}, {RUN_END}",
         WRITE_RUN,
-        f"{WRITE_RUN}: {RUN_END}",
+        f"{WRITE_RUN}, {RUN_END}",
         "agent.proposal",
         "agent.applyProposal",
     )
