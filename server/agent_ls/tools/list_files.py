@@ -8,6 +8,8 @@ left out unless ``pattern`` names them (the workspace's rules).
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_ls.core.errors import ToolError
@@ -32,7 +34,8 @@ async def run(args: Args, ctx: ToolContext) -> ToolOutput:
     rel = ctx.workspace.resolve(args.path)
     if ctx.workspace.exists(rel) and not ctx.workspace.is_dir(rel):
         raise ToolError(f"{rel} is a file, not a directory; use read_file to read it.")
-    paths, total = ctx.workspace.list_files(rel, args.pattern, LIMIT)
+    # In a worker thread: on a large repository the listing takes a while, and the editor must not wait.
+    paths, total = await asyncio.to_thread(ctx.workspace.list_files, rel, args.pattern, LIMIT)
     if not paths:
         return ToolOutput("no files match" if args.pattern else "no files")
     lines = list(paths)

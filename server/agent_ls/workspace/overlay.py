@@ -28,7 +28,7 @@ import os
 import shutil
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal, Protocol
@@ -296,9 +296,10 @@ class Overlay:
         Raises:
             ToolError: ``rel_dir`` does not exist or is a file.
         """
-        if rel_dir in self._pending or self._disk(rel_dir).is_file():
+        pending = list(self._pending)  # first, in one step: the list_files tool calls this in a thread
+        if rel_dir in pending or self._disk(rel_dir).is_file():
             raise ToolError(f"{rel_dir!r} is a file, not a directory; read it instead")
-        if not self.is_dir(rel_dir):
+        if not (self._disk(rel_dir).is_dir() or _holds_pending(rel_dir, pending)):
             raise ToolError(f"directory not found: {rel_dir!r}")
         selection = Selection.of(rel_dir, pattern)
         rg = find_ripgrep()
@@ -309,7 +310,7 @@ class Overlay:
         if listed is None:
             listed = list(walk_files(self._paths.real_root, selection, self._stays_inside))
         found = set(listed)
-        found.update(rel for rel in self._pending if selection.covers(rel) and selection.wants(rel))
+        found.update(rel for rel in pending if selection.covers(rel) and selection.wants(rel))
         ordered = sorted(found)
         return ordered[: max(limit, 0)], len(ordered)
 
@@ -360,10 +361,7 @@ class Overlay:
         return self._buffers.get(self._paths.root / rel)
 
     def _is_pending_dir(self, rel: str) -> bool:
-        if rel == ".":
-            return True
-        prefix = rel + "/"
-        return any(path.startswith(prefix) for path in self._pending)
+        return _holds_pending(rel, self._pending)
 
     def _read_disk(self, rel: str) -> disk_text.DiskText:
         if self._is_pending_dir(rel) and not self._disk(rel).exists():
@@ -466,3 +464,9 @@ def _ripgrep() -> str:
     if found is None:
         raise ToolError("search is unavailable: ripgrep (rg) is not installed; use list_files and read_file")
     return found
+
+
+def _holds_pending(rel: str, pending: Iterable[str]) -> bool:
+    """Whether ``rel`` is a directory that pending new files create (the root always is)."""
+    prefix = rel + "/"
+    return rel == "." or any(path.startswith(prefix) for path in pending)
