@@ -311,6 +311,8 @@ class ShadowCopy:
         for rel in sorted(self._seen.keys() - now.keys() - texts.keys(), reverse=True):
             tree.remove_inside(workdir, rel)
         for entry in todo:
+            if self._workdir != workdir:  # closed meanwhile (the run was cancelled): stop copying
+                raise OSError("the workspace copy was closed")
             try:
                 self._materialize(workdir, entry)
             except OSError:
