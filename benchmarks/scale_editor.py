@@ -235,7 +235,7 @@ async def measure_editor(
             editor.phase = WRITE_RUN
             sid = await editor.run(model, "reformat the table")
             await editor.settle(f"{WRITE_RUN}, {RUN_END}")
-        for _ in range(runs):
+        for _ in range(runs * 5):  # a short phase: asked more often, for more samples
             editor.phase = "agent.proposal"
             files = (await editor.command("agent.proposal", {"sessionId": sid}))["files"]
             editor.phase = "between"
