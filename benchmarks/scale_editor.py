@@ -28,6 +28,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,7 @@ class _Editor:
         count = 0
         while True:
             phase = self.phase
+            request: Awaitable[object]
             if count % 2:
                 request = self.client.text_document_code_action_async(
                     t.CodeActionParams(doc, where, t.CodeActionContext(diagnostics=[]))
@@ -161,7 +163,7 @@ class _Editor:
             count += 1
             await asyncio.sleep(PING_INTERVAL_S)
 
-    async def _timed(self, phase: str, request: Any) -> None:
+    async def _timed(self, phase: str, request: Awaitable[object]) -> None:
         started = time.perf_counter()
         await request
         self.result.latencies.setdefault(phase, []).append(time.perf_counter() - started)
@@ -221,12 +223,15 @@ async def measure_editor(
         if not _reset_peak(pid):
             raise SystemExit("cannot reset the server's peak RSS (/proc/<pid>/clear_refs)")
         editor.phase = GREP_RUN
-        grep = [{"tool_calls": [{"name": "grep", "arguments": {"pattern": needle}}]}, {"content": "found"}]
+        grep: list[dict[str, Any]] = [
+            {"tool_calls": [{"name": "grep", "arguments": {"pattern": needle}}]},
+            {"content": "found"},
+        ]
         await editor.run(_script(scripts, "grep", grep), f"find {needle}")
         await editor.settle(f"{GREP_RUN}, {RUN_END}")
         editor.result.grep_growth_mb = _status_kb(pid, "VmHWM") / 1024 - editor.result.rss_before_mb
         editor.result.grep_output = editor.outputs[-1] if editor.outputs else ""
-        write = [
+        write: list[dict[str, Any]] = [
             {"tool_calls": [{"name": "write_file", "arguments": {"path": big_rel, "content": new_text}}]},
             {"content": "Reformatted the table."},
         ]
