@@ -19,7 +19,7 @@ ripgrep runs outside the sandbox, as the Python walk ran in the server: it reads
 never a file's content, and prints nothing but paths.
 
 Why ripgrep: it walks the tree in native threads, about three times faster than the Python walk on
-50k files (benchmarks/bench_scale_search.py).
+50k files (benchmarks/bench_scale.py).
 """
 
 from __future__ import annotations
