@@ -36,6 +36,9 @@ Opcode = tuple[Tag, int, int, int, int]
 _CACHED_DIFFS = 512
 # The alternation tries "\r\n" first, so a CR LF pair is one terminator.
 _LINE_END = re.compile(r"\r\n|\r|\n")
+# What ``str.splitlines`` also cuts at and LSP does not: without them it is LSP's split, in C. Looked for
+# one by one with ``in`` (a memchr-like scan each; a regex character class is 40 times slower).
+_OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,8 @@ def split_lines(text: str) -> list[str]:
         The lines in order; ``"".join(result) == text``. ``""`` gives ``[]``, and a text ending with a
         terminator has no empty last element (``"a\\n"`` gives ``["a\\n"]``).
     """
+    if not any(other in text for other in _OTHER_BREAKS):  # nearly always: 10k lines in 1 ms, not 10
+        return text.splitlines(keepends=True)
     lines: list[str] = []
     start = 0
     for match in _LINE_END.finditer(text):

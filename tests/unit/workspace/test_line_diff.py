@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -91,3 +92,10 @@ def test_a_changes_diff_is_computed_once_for_its_hunks_counts_and_unified_diff()
     after = text_diff.cache_info()
     assert after.misses - before.misses == 1
     assert after.hits - before.hits == 2
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029é", max_size=30))
+def test_lines_are_cut_only_at_lsp_terminators_whichever_way_the_split_is_made(text: str) -> None:
+    reference = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+    assert split_lines(text) == reference
