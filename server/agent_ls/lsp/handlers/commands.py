@@ -201,8 +201,10 @@ async def _drive(ls: AgentLanguageServer, entry: SessionEntry, params: p.RunPara
             ls.state.usage = ls.state.usage + session.last_run.usage
     finally:
         ls.work_done_progress.tokens.pop(token, None)
-        await renderer.run_ended_sent()  # its summary reads the proposal before the session closes
-        session.close()
+        try:
+            await renderer.run_ended_sent()  # its summary reads the proposal before the session closes
+        finally:
+            session.close()
 
 
 async def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotification:
