@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from agent_ls.core.ports import CommandResult
 from agent_ls.workspace.sandbox import Sandbox, find_sandbox
+from agent_ls.workspace.shell_runner import NO_SANDBOX_NOTE, ShellRunner
 from tests.conftest import require_tool
 
 
@@ -38,3 +41,10 @@ def command_lines() -> dict[int, str]:
 def processes_with(marker: str) -> list[int]:
     """The pids of the processes whose command line contains ``marker`` (like ``pgrep -f``)."""
     return [pid for pid, line in command_lines().items() if marker in line]
+
+
+async def run_quietly(runner: ShellRunner, command: str) -> CommandResult:
+    """``runner.run(command, 30)`` without the one-time no-sandbox note, so sandboxed and unsandboxed
+    runs read alike."""
+    result = await runner.run(command, 30)
+    return replace(result, output=result.output.removeprefix(f"{NO_SANDBOX_NOTE}\n"))

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from agent_ls.workspace.overlay import OpenBuffer, Overlay
+from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.shadow import ShadowCopy
+from tests.support.processes import require_sandbox
 
 
 class FakeBuffers:
@@ -29,6 +31,12 @@ def root(tmp_path: Path) -> Path:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     return workspace
+
+
+@pytest.fixture(params=["sandboxed", "unsandboxed"])
+def sandbox(request: pytest.FixtureRequest) -> Sandbox | None:
+    """Each test that takes it runs twice: in this machine's bubblewrap sandbox, and unsandboxed."""
+    return require_sandbox() if request.param == "sandboxed" else None
 
 
 @pytest.fixture

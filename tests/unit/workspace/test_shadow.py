@@ -21,7 +21,7 @@ from agent_ls.workspace.overlay import OpenBuffer, Overlay
 from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.shell_runner import NO_SANDBOX_NOTE, ShellRunner
-from tests.support.processes import command_lines, processes_with, require_sandbox
+from tests.support.processes import command_lines, processes_with
 from tests.unit.workspace.conftest import FakeBuffers, write
 
 ENVIRON = {
@@ -37,11 +37,6 @@ ENVIRON = {
     "EDITOR": "vim",
 }
 SHELL_SET = {"PWD", "OLDPWD", "SHLVL", "_"}  # variables the shell itself sets
-
-
-@pytest.fixture(params=["sandboxed", "unsandboxed"])
-def sandbox(request: pytest.FixtureRequest) -> Sandbox | None:
-    return require_sandbox() if request.param == "sandboxed" else None
 
 
 @pytest.fixture

@@ -26,11 +26,6 @@ ENVIRON = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/nonexistent-hom
 PY = sys.executable
 
 
-@pytest.fixture(params=["sandboxed", "unsandboxed"])
-def sandbox(request: pytest.FixtureRequest) -> Sandbox | None:
-    return require_sandbox() if request.param == "sandboxed" else None
-
-
 @pytest.fixture
 def runner(shadow: ShadowCopy, overlay: Overlay, sandbox: Sandbox | None) -> ShellRunner:
     return ShellRunner(shadow, overlay, ENVIRON, sandbox=sandbox)

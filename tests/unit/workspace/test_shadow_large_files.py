@@ -13,7 +13,6 @@ from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.shadow_tree import LINKED_FILE_BYTES, copy_keeping_holes
 from agent_ls.workspace.shell_runner import NO_SANDBOX_NOTE, ShellRunner
-from tests.support.processes import require_sandbox
 
 ENVIRON = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/nonexistent-home"}
 MIB = 1024 * 1024
@@ -80,11 +79,6 @@ def test_a_file_ending_in_a_hole_or_holding_no_hole_keeps_its_exact_bytes(tmp_pa
         with source.open("rb") as reader, target.open("wb") as writer:
             copy_keeping_holes(reader.fileno(), writer.fileno())
         assert target.read_bytes() == source.read_bytes(), name
-
-
-@pytest.fixture(params=["sandboxed", "unsandboxed"])
-def sandbox(request: pytest.FixtureRequest) -> Sandbox | None:
-    return require_sandbox() if request.param == "sandboxed" else None
 
 
 async def test_commands_read_a_linked_large_file_and_a_rewrite_of_it_is_not_proposed(

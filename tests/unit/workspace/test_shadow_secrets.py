@@ -11,33 +11,21 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from dataclasses import replace
 from pathlib import Path
-
-import pytest
 
 from agent_ls.core.ports import CommandResult
 from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.secret_scan import SecretScan
 from agent_ls.workspace.shadow import ShadowCopy
-from agent_ls.workspace.shell_runner import NO_SANDBOX_NOTE, ShellRunner
+from agent_ls.workspace.shell_runner import ShellRunner
 from tests.conftest import require_tool
 from tests.support.processes import require_sandbox
+from tests.support.processes import run_quietly as run
 from tests.unit.workspace.conftest import write
 
 ENVIRON = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/nonexistent-home"}
 TOKEN_CONFIG = '[remote "origin"]\n\turl = https://u:SENTINEL-GIT@example.com/r.git\n'
-
-
-@pytest.fixture(params=["sandboxed", "unsandboxed"])
-def sandbox(request: pytest.FixtureRequest) -> Sandbox | None:
-    return require_sandbox() if request.param == "sandboxed" else None
-
-
-async def run(runner: ShellRunner, command: str) -> CommandResult:
-    result = await runner.run(command, 30)
-    return replace(result, output=result.output.removeprefix(f"{NO_SANDBOX_NOTE}\n"))
 
 
 def real(path: Path) -> Path:

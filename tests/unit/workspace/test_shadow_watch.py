@@ -9,32 +9,19 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import replace
 from pathlib import Path
-
-import pytest
 
 from agent_ls.core.ports import CommandResult
 from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.shadow import ShadowCopy
-from agent_ls.workspace.shell_runner import NO_SANDBOX_NOTE, ShellRunner
+from agent_ls.workspace.shell_runner import ShellRunner
 from agent_ls.workspace.tree_watch import TreeWatch
-from tests.support.processes import require_sandbox
+from tests.support.processes import run_quietly as run
 from tests.unit.workspace.conftest import FakeBuffers, write
 
 ENVIRON = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/nonexistent-home"}
 TREE = {f"src/p{i // 10}/m{i}.py": f"value = {i}\n" for i in range(120)}
-
-
-@pytest.fixture(params=["sandboxed", "unsandboxed"])
-def sandbox(request: pytest.FixtureRequest) -> Sandbox | None:
-    return require_sandbox() if request.param == "sandboxed" else None
-
-
-async def run(runner: ShellRunner, command: str) -> CommandResult:
-    result = await runner.run(command, 30)
-    return replace(result, output=result.output.removeprefix(f"{NO_SANDBOX_NOTE}\n"))
 
 
 def walks(shadow: ShadowCopy) -> tuple[bool, bool]:
