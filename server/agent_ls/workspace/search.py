@@ -48,7 +48,8 @@ _MAX_ERROR_BYTES = 4096
 _MAX_WINDOW_SPANS = 6  # a window widened by nearby matches stays within this many windows' width
 _LINE_NUMBER = re.compile(rb'"line_number":\s*(\d+)')
 _MATCH_START = b'{"type":"match","data":{"path":{"text":'
-_PATH_TEXT = re.compile(rb'"path":\s*\{\s*"text":\s*"((?:[^"\\]|\\.)*)"')
+# A path is {"text": ...} or, when it is not UTF-8, {"bytes": base64} (ripgrep's "arbitrary data").
+_PATH_FIELD = re.compile(rb'"path":\s*\{\s*"(text|bytes)":\s*"((?:[^"\\]|\\.)*)"')
 
 SKIPPED_DIRS = (
     ".git",
@@ -179,7 +180,7 @@ class RipgrepStream:
         self._counts: dict[str, int] = {}
         self._unreadable: list[str] = []
         self._errors = bytearray()
-        self._long_path = ""
+        self._long_path: str | None = None
 
     @property
     def errors(self) -> str:
@@ -220,17 +221,21 @@ class RipgrepStream:
     # -- internals -------------------------------------------------------------------------------
 
     def _too_long(self) -> None:
-        found = _PATH_TEXT.search(self._buffer[:8192])
-        self._long_path = self._prefix + _json_string(found.group(1)).removeprefix("./") if found else "?"
+        found = _PATH_FIELD.search(self._buffer[:8192])
+        path = _long_line_path(found.group(1), found.group(2)) if found else None
+        self._long_path = None if path is None else self._prefix + path.removeprefix("./")
         self._buffer.clear()
         self._skipping = True
 
     def _skipped_end(self, tail: bytes) -> None:
-        if not self._wanted(self._long_path):
+        # A path that cannot be read is dropped like one the caller does not keep: counting it would
+        # tell whether the pattern matched a secret's line.
+        path = self._long_path
+        if path is None or not self._wanted(path):
             return
         numbers = _LINE_NUMBER.findall(tail)
-        where = f"{self._long_path}:{int(numbers[-1])}" if numbers else self._long_path
-        self._counts[self._long_path] = self._counts.get(self._long_path, 0) + 1
+        where = f"{path}:{int(numbers[-1])}" if numbers else path
+        self._counts[path] = self._counts.get(path, 0) + 1
         self._unreadable.append(
             f"{where}: a matching line over {MAX_JSON_LINE_BYTES // (1024 * 1024)} MiB; "
             "read it in pieces with read_file (column)"
@@ -420,6 +425,17 @@ def _json_text(value: Any, decode: Callable[[bytes], str]) -> str | None:
         except ValueError:
             return None
     return None
+
+
+def _long_line_path(kind: bytes, value: bytes) -> str | None:
+    """The path of a match line too long to parse, from its JSON field (``kind`` ``text`` or ``bytes``,
+    ``value`` as escaped in the JSON), decoded as ``_match`` decodes it; None when it cannot be read."""
+    if kind == b"text":
+        return _json_string(value)
+    try:
+        return base64.b64decode(value, validate=True).decode("utf-8", "surrogateescape")
+    except ValueError:
+        return None
 
 
 def _json_string(escaped: bytes) -> str:
