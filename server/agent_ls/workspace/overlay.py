@@ -332,8 +332,9 @@ class Overlay:
 
         Raises:
             ToolError: ripgrep is missing, it failed (an invalid regex: the message is rg's), it took
-                more than ``search.SEARCH_TIMEOUT_S`` seconds, or ``rel`` was replaced by a link since
-                it was resolved.
+                more than ``search.SEARCH_TIMEOUT_S`` seconds, ``rel`` is outside the workspace root
+                (another root or an extra directory: list and read those), or ``rel`` was replaced by a
+                link since it was resolved.
         """
         rg = _ripgrep()
         if self._detect:

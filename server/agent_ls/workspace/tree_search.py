@@ -73,15 +73,27 @@ async def search_tree(
 
     Args:
         spec: the search; ``spec.rel`` is workspace-relative (``PathPolicy.resolve``'s answer).
-        unsaved: workspace-relative path to the bytes of its pending edit or unsaved buffer.
+        unsaved: path to the bytes of its pending edit or unsaved buffer: workspace-relative, or absolute
+            for a buffer in another root or an extra directory (left out: the search stays in the
+            workspace, and nothing is ever written outside the private folder).
 
     Raises:
-        ToolError: as ``search.run_ripgrep``; ``spec.rel`` now leads through a symbolic link (it was
-            replaced by one since it was resolved); the pending texts cannot be written.
+        ToolError: as ``search.run_ripgrep``; ``spec.rel`` is outside the workspace (absolute: another
+            root or an extra directory), or now leads through a symbolic link (it was replaced by one
+            since it was resolved); the pending texts cannot be written.
     """
     rel = spec.rel
+    if not _plain_relative(rel):
+        # Another root or an extra directory (a skill's folder): ripgrep runs in the workspace only.
+        raise ToolError(
+            f"grep searches the workspace {run.workspace_root} only; "
+            f"use list_files and read_file for {rel}"
+        )
+    # A buffer outside the workspace has an absolute path: it is neither searched nor written.
     pending = {
-        path: data for path, data in unsaved.items() if rel in (".", path) or path.startswith(rel + "/")
+        path: data
+        for path, data in unsaved.items()
+        if _plain_relative(path) and (rel in (".", path) or path.startswith(rel + "/"))
     }
     task = asyncio.create_task(_search_pending(run, spec, paths, pending)) if pending else None
     try:
@@ -221,3 +233,9 @@ def _write_pending(tree: Path, real_root: Path, pending: Mapping[str, bytes]) ->
                 shutil.copyfile(real_root / rule, tree / rule)
     for rel, data in pending.items():
         (tree / rel).write_bytes(data)
+
+
+def _plain_relative(rel: str) -> bool:
+    """Whether ``rel`` is a workspace-relative POSIX path that ``tree / rel`` keeps inside ``tree``:
+    ``"."``, or names without ``..``; an absolute path (another root, an extra directory) is not."""
+    return rel == "." or (not rel.startswith("/") and all(p not in ("", ".", "..") for p in rel.split("/")))
