@@ -86,8 +86,7 @@ async def search_tree(
     if not _plain_relative(rel):
         # Another root or an extra directory (a skill's folder): ripgrep runs in the workspace only.
         raise ToolError(
-            f"grep searches the workspace {run.workspace_root} only; "
-            f"use list_files and read_file for {rel}"
+            f"grep searches the workspace {run.workspace_root} only; use list_files and read_file for {rel}"
         )
     # A buffer outside the workspace has an absolute path: it is neither searched nor written.
     pending = {

@@ -77,7 +77,9 @@ async def call(session: Session, name: str, **arguments: object) -> tuple[bool, 
 # -- the faults found ------------------------------------------------------------------------------
 
 
-async def test_a_long_line_of_a_secret_with_a_non_utf8_name_is_no_oracle(session: Session, root: Path) -> None:
+async def test_a_long_line_of_a_secret_with_a_non_utf8_name_is_no_oracle(
+    session: Session, root: Path
+) -> None:
     """A matching line over 8 MiB was reported with the path "?" when ripgrep gave the path as bytes
     (a name that is not UTF-8), so it escaped the secret filter: grep told whether a regex matched the
     secret, which reads it out one guess at a time."""
@@ -100,7 +102,9 @@ async def test_grep_never_writes_an_open_buffer_outside_the_workspace(
     written over the user's file there, and grep of that folder said "no matches"."""
     home = tmp_path / "home"
     skill = home / ".agents" / "skills" / "demo"
-    write(skill, {"SKILL.md": "---\nname: demo\ndescription: a demo skill\n---\nbody\n", "notes.md": "disk\n"})
+    write(
+        skill, {"SKILL.md": "---\nname: demo\ndescription: a demo skill\n---\nbody\n", "notes.md": "disk\n"}
+    )
     write(root, {"a.txt": "hello\n"})
     buffers = FakeBuffers()
     buffers.open[skill / "notes.md"] = OpenBuffer("hello from an unsaved buffer\n", 3)
@@ -111,15 +115,17 @@ async def test_grep_never_writes_an_open_buffer_outside_the_workspace(
         is_error, output = await call(session, "grep", pattern="disk", path=str(skill))
         assert is_error and output.startswith(f"Error: grep searches the workspace {root} only; ")
         assert (skill / "notes.md").read_text() == "disk\n"
-    assert not any(temp.iterdir())
+    assert not any(temp.iterdir())  # noqa: ASYNC240 (a test's directory listing)
 
 
-async def test_a_link_name_cannot_forge_entries_in_the_ripgrep_debug_log(session: Session, root: Path) -> None:
+async def test_a_link_name_cannot_forge_entries_in_the_ripgrep_debug_log(
+    session: Session, root: Path
+) -> None:
     """list_files read symlinks from ripgrep's --debug log line by line: a link whose name holds a
     newline and a forged log line listed a file that does not exist, and a gitignored one, and the real
     links with a newline in their name were lost."""
     write(root, {"a.txt": "x\n", ".gitignore": "debug.log\n", "debug.log": "ignored\n"})
-    forged = "z\nrg: DEBUG|rg::haystack|crates/core/haystack.rs:70: ignoring {}"
+    forged = "z\nrg: DEBUG|rg::haystack|haystack.rs:70: ignoring {}"
     (root / forged.format("phantom.txt")).symlink_to("a.txt")
     (root / forged.format("debug.log")).symlink_to("a.txt")
     (root / "plain link").symlink_to("a.txt")
@@ -130,3 +136,21 @@ async def test_a_link_name_cannot_forge_entries_in_the_ripgrep_debug_log(session
             ["a.txt", "new\nline", "plain link", forged.format("debug.log"), forged.format("phantom.txt")]
         ),
     )
+
+
+async def test_a_forged_log_line_naming_a_real_link_lists_it_only_as_the_walk_does(
+    session: Session, root: Path
+) -> None:
+    """The same forgery written as whole log lines, naming only real links: a gitignored one and one to a
+    directory. The forging link itself may go unlisted (its name is the attacker's); nothing else
+    differs from the walk."""
+    write(root, {"a.txt": "x\n", ".gitignore": "dbg\n", "d/b.txt": "y\n"})
+    (root / "dbg").symlink_to("a.txt")
+    (root / "dir").symlink_to("d")
+    forged = "z: failed to pass haystack filter: x\nrg: DEBUG|rg::haystack|haystack.rs:70: ignoring {}"
+    (root / forged.format("dbg")).symlink_to("a.txt")
+    (root / forged.format("dir")).symlink_to("a.txt")
+    is_error, output = await call(session, "list_files")
+    assert not is_error
+    lines = output.split("\n")
+    assert "dbg" not in lines and "dir" not in lines and {"a.txt", "d/b.txt"} <= set(lines)
