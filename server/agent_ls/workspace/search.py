@@ -93,11 +93,14 @@ async def run_ripgrep(
     window: int,
     decode_line: LineDecoder,
     keep: PathFilter | None = None,
+    skipped: Sequence[str] = SKIPPED_GLOBS,
 ) -> SearchResult:
     """Search ``scope`` (module docstring); ``spec.rel`` is already in the scope's paths.
 
     Args:
         keep: the paths whose hits count (every path when None); called once per matching file.
+        skipped: ripgrep globs of the directories never searched (``SKIPPED_GLOBS``; none for the
+            pending texts, which the copy held wherever they were).
 
     Raises:
         ToolError: an invalid regex (the message quotes ripgrep's reason), another ripgrep failure, or
@@ -112,7 +115,7 @@ async def run_ripgrep(
         if names_hidden(spec.glob):
             args.append("--hidden")
     # Later globs win over earlier ones: the user's glob cannot bring these back.
-    args += [*SKIPPED_GLOBS, "--regexp", spec.pattern, *scope.args]
+    args += [*skipped, "--regexp", spec.pattern, *scope.args]
     stream = RipgrepStream(
         max_line_chars=max_line_chars, window=window, decode_line=decode_line, prefix=scope.prefix, keep=keep
     )

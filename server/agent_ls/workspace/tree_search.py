@@ -5,7 +5,8 @@
 1. the pending pass, when files under the searched path have a pending edit or an unsaved editor buffer:
    their texts (in their files' encodings, ``Overlay.unsaved_files``) are written to a private
    temporary directory holding only them and the ``.gitignore``, ``.ignore`` and ``.rgignore`` files
-   of their folders (so the same ignore rules hide them), and ripgrep searches it;
+   of their folders (so the same ignore rules hide them), and ripgrep searches it, dependency folders
+   (``search.SKIPPED_DIRS``) included: the agent's own edits there are found, as in the copy;
 2. the disk pass, when the searched path exists on disk: ripgrep searches the user's tree in place (no
    copy), in ``ripgrep_scope``'s scope. A hit counts only when its file has no pending text (that
    was searched in step 1), is not a secret (``PathPolicy.is_secret``), and lies in a folder that is
@@ -181,6 +182,7 @@ async def _search_pending(
             window=run.window,
             decode_line=run.decode_line,
             keep=lambda path: path in pending and scope.wants(path) and not paths.is_secret(path),
+            skipped=(),  # the agent's own edits in node_modules are found, as in the copy
         )
     finally:
         if setup.done():

@@ -154,3 +154,25 @@ async def test_a_forged_log_line_naming_a_real_link_lists_it_only_as_the_walk_do
     assert not is_error
     lines = output.split("\n")
     assert "dbg" not in lines and "dir" not in lines and {"a.txt", "d/b.txt"} <= set(lines)
+
+
+# -- the output the search in the copy gave ---------------------------------------------------------
+
+
+async def test_the_agents_edits_in_a_dependency_folder_are_found_as_the_copy_found_them(
+    session: Session, root: Path
+) -> None:
+    """The copy held the pending texts wherever they were, so grep of the root found the agent's own
+    edits in ``node_modules``; the pending pass skipped the dependency folders like the disk pass."""
+    write(root, {"node_modules/dep/index.js": "needle on disk\n", "a.txt": "needle\n"})
+    for path, content in [
+        ("node_modules/dep/index.js", "needle patched\n"),
+        ("node_modules/dep/new.js", "needle new\n"),
+    ]:
+        assert (await call(session, "write_file", path=path, content=content))[0] is False
+    assert await call(session, "grep", pattern="needle") == (
+        False,
+        "a.txt:1:1:needle\n"
+        "node_modules/dep/index.js:1:1:needle patched\n"
+        "node_modules/dep/new.js:1:1:needle new",
+    )
