@@ -10,9 +10,7 @@ from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.shell_runner import ShellRunner
 from tests.unit.workspace.conftest import write
-from tests.unit.workspace.test_shadow import ENVIRON, run, sandbox
-
-__all__ = ["sandbox"]  # the sandboxed / unsandboxed parametrized fixture
+from tests.unit.workspace.test_shadow import ENVIRON, run
 
 TREE = {
     "node_modules/pkg/index.js": "original index\n",
