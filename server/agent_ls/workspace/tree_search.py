@@ -26,7 +26,7 @@ import asyncio
 import os
 import shutil
 import stat
-from collections.abc import Container, Mapping
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +36,7 @@ from agent_ls.workspace.owned_temp_dirs import OwnedDir, make_owned_dir
 from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.ripgrep_scope import RipgrepScope, scope_of
 from agent_ls.workspace.sandbox import Sandbox
-from agent_ls.workspace.search import LineDecoder, SearchSpec, merged, run_ripgrep
+from agent_ls.workspace.search import SKIPPED_GLOBS, LineDecoder, PathFilter, SearchSpec, merged, run_ripgrep
 
 PENDING_PREFIX = "agent-ls-grep-"
 """The pending pass's temporary directory: ``<TMPDIR>/agent-ls-grep-XXXXXXXX``, removed after the search
@@ -65,6 +65,24 @@ class RipgrepRun:
     max_line_chars: int
     window: int
     decode_line: LineDecoder
+
+    async def search(
+        self, spec: SearchSpec, scope: RipgrepScope, keep: PathFilter, skipped: Sequence[str] = SKIPPED_GLOBS
+    ) -> SearchResult:
+        """``search.run_ripgrep`` of ``spec`` over ``scope``, keeping the hits whose path ``keep`` wants."""
+        return await run_ripgrep(
+            self.rg,
+            spec,
+            scope=scope,
+            env=self.env,
+            sandbox=self.sandbox,
+            workspace_root=self.workspace_root,
+            max_line_chars=self.max_line_chars,
+            window=self.window,
+            decode_line=self.decode_line,
+            keep=keep,
+            skipped=skipped,
+        )
 
 
 async def search_tree(
@@ -114,18 +132,7 @@ async def _search_disk(
     scope = _disk_scope(paths, ".") if root else await asyncio.to_thread(_disk_scope, paths, spec.rel)
     if scope is None:
         return SearchResult()  # only pending files there
-    return await run_ripgrep(
-        run.rg,
-        spec,
-        scope=scope,
-        env=run.env,
-        sandbox=run.sandbox,
-        workspace_root=run.workspace_root,
-        max_line_chars=run.max_line_chars,
-        window=run.window,
-        decode_line=run.decode_line,
-        keep=_DiskHits(paths, scope, pending),
-    )
+    return await run.search(spec, scope, _DiskHits(paths, scope, pending))
 
 
 def _disk_scope(paths: PathPolicy, rel: str) -> RipgrepScope | None:
@@ -171,17 +178,10 @@ async def _search_pending(
     setup = asyncio.ensure_future(asyncio.to_thread(_pending_tree, paths.real_root, spec.rel, pending))
     try:
         _, scope = await asyncio.shield(setup)
-        return await run_ripgrep(
-            run.rg,
+        return await run.search(
             spec,
-            scope=scope,
-            env=run.env,
-            sandbox=run.sandbox,
-            workspace_root=run.workspace_root,
-            max_line_chars=run.max_line_chars,
-            window=run.window,
-            decode_line=run.decode_line,
-            keep=lambda path: path in pending and scope.wants(path) and not paths.is_secret(path),
+            scope,
+            lambda path: path in pending and scope.wants(path) and not paths.is_secret(path),
             skipped=(),  # the agent's own edits in node_modules are found, as in the copy
         )
     finally:
