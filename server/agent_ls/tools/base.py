@@ -87,6 +87,9 @@ class Tool(Generic[ArgsT]):
         args: the pydantic model of the arguments; its JSON Schema is what the model sees.
         run: does the work; raises ``ToolError`` with a message for the model when it cannot.
         mutates: the call may change the proposal (when in doubt, True).
+        own_timeout: the tool bounds its own work, so the registry's ``tool_timeout_s`` does not apply
+            (``bash``: the command has ``command_timeout_s``; making the shadow copy first may take
+            longer than that on a large repository, and must not eat into the command's time).
         permission: which policy check runs before the call. ``read`` and ``edit`` judge the ``path``
             argument, ``bash`` the ``command`` argument; ``args`` must have that field.
     """
@@ -97,6 +100,7 @@ class Tool(Generic[ArgsT]):
     run: Callable[[ArgsT, ToolContext], Awaitable[ToolOutput]]
     mutates: bool
     permission: Permission
+    own_timeout: bool = False
 
     def __post_init__(self) -> None:
         field = SUBJECT_FIELDS[self.permission]

@@ -41,4 +41,14 @@ async def run(args: Args, ctx: ToolContext) -> ToolOutput:
     return ToolOutput(f"exit code {result.exit_code}\n{output}", proposal_changed=bool(result.changed_paths))
 
 
-TOOL = Tool(name="bash", description=DESCRIPTION, args=Args, run=run, mutates=True, permission="bash")
+# own_timeout: the command is stopped after ctx.command_timeout_s; the shadow copy made before it
+# (seconds on a large repository, the first time) must not count against it (issue 14).
+TOOL = Tool(
+    name="bash",
+    description=DESCRIPTION,
+    args=Args,
+    run=run,
+    mutates=True,
+    permission="bash",
+    own_timeout=True,
+)

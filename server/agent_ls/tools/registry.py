@@ -12,7 +12,7 @@
    ``Approver``; a "session" reply is remembered by the policy, an "always" written to the user config
    (a failure to write is logged, and the call still runs once); a "deny" reply's feedback goes back
    to the model in the result; ``VerdictGiven`` carries the final verdict and the deciding rule;
-5. run the tool under ``tool_timeout_s``;
+5. run the tool under ``tool_timeout_s`` (unless it bounds its own work: ``Tool.own_timeout``);
 6. truncate the text centrally (head and tail, with a note of what was omitted);
 7. turn failures into error results: ``ToolError`` with its message, an ``OSError`` (the file system
    refusing a path the model chose: too long, a loop, not a folder) as what the file system said, a NUL
@@ -239,7 +239,8 @@ class ToolRegistry:
 
     async def _run(self, tool: Tool[Any], args: BaseModel) -> _Result:
         try:
-            async with asyncio.timeout(self._tool_timeout_s) as deadline:
+            limit = None if tool.own_timeout else self._tool_timeout_s
+            async with asyncio.timeout(limit) as deadline:
                 output: ToolOutput = await tool.run(args, self._ctx)
         except ToolError as exc:
             return _Result(f"Error: {exc}", is_error=True)

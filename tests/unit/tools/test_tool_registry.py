@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 from pydantic import BaseModel, Field
@@ -12,7 +13,7 @@ from agent_ls.core.events import ProposalChanged, ToolCallFinished, ToolCallStar
 from agent_ls.core.messages import ToolResultMessage
 from agent_ls.core.ports import ApprovalRequest, CommandResult
 from agent_ls.policy.engine import SESSION_RULE
-from agent_ls.tools import default_tools
+from agent_ls.tools import bash, default_tools
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 from agent_ls.tools.registry import truncate_middle
 from tests.unit.tools.harness import make_harness
@@ -200,6 +201,23 @@ async def test_refused_path_is_a_deny_verdict_and_an_error_result() -> None:
         VerdictGiven("c1", "read_file", "deny", "workspace: path refused", "../secrets.txt"),
         ToolCallFinished("c1", "read_file", True, text),
     ]
+
+
+async def _nap(args: PathArgs, ctx: ToolContext) -> ToolOutput:
+    await asyncio.sleep(0.2)
+    return ToolOutput("rested")
+
+
+async def test_a_tool_that_bounds_its_own_work_outlives_the_registry_timeout() -> None:
+    """bash: making the shadow copy of a large repository first may take longer than the registry's
+    catch-all; the command has its own timeout, so the registry's does not cut the call short."""
+    own = replace(_tool("napper", _nap), own_timeout=True)
+    h = make_harness(tools=[own, _tool("sleepy", _nap)], tool_timeout_s=0.05)
+    assert (await h.call("napper", {"path": "x"})).content == "rested"
+    assert (await h.call("sleepy", {"path": "x"}, call_id="c2")).content.endswith(
+        "timed out after 0.05 s and was stopped."
+    )
+    assert bash.TOOL.own_timeout
 
 
 async def test_timeout_stops_the_tool() -> None:
