@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +38,15 @@ def root(tmp_path: Path) -> Path:
 def sandbox(request: pytest.FixtureRequest) -> Sandbox | None:
     """Each test that takes it runs twice: in this machine's bubblewrap sandbox, and unsandboxed."""
     return require_sandbox() if request.param == "sandboxed" else None
+
+
+@pytest.fixture
+def temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The system temporary directory, private to the test, where the pending pass writes."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,15 +36,6 @@ class Deny:
 @pytest.fixture(params=["sandboxed", "unsandboxed"])
 def sandboxed(request: pytest.FixtureRequest) -> bool:
     return bool(request.param == "sandboxed")
-
-
-@pytest.fixture
-def temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The system temporary directory, private to the test, where the pending pass writes."""
-    folder = tmp_path / "tmp"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    return folder
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ links, ignore rules) now that ripgrep walks the user's tree, and that pending te
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,15 +23,6 @@ from tests.unit.workspace.conftest import FakeBuffers, write
 def overlay(request: pytest.FixtureRequest, root: Path, buffers: FakeBuffers, shadow: ShadowCopy) -> Overlay:
     """The conftest's overlay, with bubblewrap where this machine has it and without."""
     return Overlay(root, buffers, shadow=shadow, sandbox="detect" if request.param == "sandboxed" else None)
-
-
-@pytest.fixture
-def temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The system temporary directory, private to the test, where the pending pass writes."""
-    folder = tmp_path / "tmp"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    return folder
 
 
 @pytest.fixture
