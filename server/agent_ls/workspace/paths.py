@@ -13,7 +13,9 @@ arguments (``check``: never raises, returns a verdict), and reads at use (``read
    symlink that lies inside the workspace points out of it, even when a later link points back in;
 5. find the place of the real path: the first root that holds it (a path belongs to one root only),
    else an extra directory (a skill's own folder, read-only), else outside;
-6. refuse a secret by its real path (a symlink ``notes.txt -> .env`` is still ``.env``).
+6. refuse a secret by its real path (a symlink ``notes.txt -> .env`` is still ``.env``);
+7. refuse a regular file with more than one name outside dependency folders: a hard link
+   ``notes.txt`` to ``.env`` is ``.env`` under a name no pattern matches (``hard_links``).
 
 Secrets are the built-in list (``secret_files``: environment files, keys, and the credential files
 of package registries, VCS, cloud CLIs, clusters and infrastructure state) plus the configured
@@ -43,7 +45,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO, Literal
 
 from agent_ls.core.errors import PathRefused, ToolError
-from agent_ls.workspace import windows_names
+from agent_ls.workspace import hard_links, windows_names
 from agent_ls.workspace.secret_files import DEFAULT_SECRET_PATTERNS
 from agent_ls.workspace.secret_match import Secrets, default_home, fold, is_secret, secret_pattern_problem
 from agent_ls.workspace.unicode_names import AmbiguousName, match_path
@@ -182,7 +184,8 @@ class PathPolicy:
         return tuple(self._extra)
 
     def secrets_under(self, directory: Path, limit: int = 2_000) -> list[Path] | None:
-        """The secret files and folders inside ``directory`` (an extra directory), for the sandbox to mask;
+        """The secret files and folders inside ``directory`` (an extra directory; hard-linked files too, step
+        7), for the sandbox to mask;
         None when it holds more than ``limit`` entries (too large to check: leave it out of the sandbox).
         Symbolic links are not followed (the sandbox does not follow them out either)."""
         found: list[Path] = []
@@ -193,7 +196,9 @@ class PathPolicy:
                 if seen > limit:
                     return None
                 path = Path(top, name)
-                if self._secrets.advice(None, path) is not None:
+                if self._secrets.advice(None, path) is not None or (
+                    name in files and self._hard_link(path) is not None
+                ):
                     found.append(path)
             dirs[:] = [d for d in dirs if Path(top, d) not in found]
         return found
@@ -251,7 +256,7 @@ class PathPolicy:
         place = self._place(real)
         if place.rel is None and not place.extra:
             raise PathRefused(f"path {path!r} is outside the workspace {self.root}; use a path inside it")
-        refusal = self._refusal(real, place.rel)
+        refusal = self._refusal(real, place.rel) or self._hard_link(real)
         if refusal is not None:
             shown = place.rel if place.rel is not None else real.as_posix()
             raise PathRefused(f"refused: {shown!r} {refusal.advice}")
@@ -291,7 +296,7 @@ class PathPolicy:
             return PathCheck("deny", reason, outside=True, path=candidate.as_posix())
         place, where = self._place(real), real.as_posix()
         outside = place.rel is None and not place.extra
-        refusal = self._refusal(real, place.rel)
+        refusal = self._refusal(real, place.rel) or (None if outside else self._hard_link(real))
         if refusal is not None:
             reason = f"{place.rel if place.rel is not None else where} {refusal.advice}"
             return PathCheck("deny", reason, place.rel, outside, secret=refusal.secret, path=where)
@@ -396,6 +401,19 @@ class PathPolicy:
                     return _Refusal(found.advice + note, found.secret)
         return None
 
+    def _hard_link(self, real: Path, st: os.stat_result | None = None) -> _Refusal | None:
+        """Step 7 for ``real`` (``st``: its ``fstat``, else it is ``lstat``-ed; a missing file passes)."""
+        if st is None:
+            try:
+                st = os.lstat(real)
+            except OSError:
+                return None
+        if not hard_links.has_other_names(st):
+            return None
+        base = next((d for d in (*self._real_roots, *self._extra) if real.is_relative_to(d)), Path("/"))
+        advice = hard_links.refusal(base, _posix_rel(real, base), st)
+        return None if advice is None else _Refusal(advice, secret=True)
+
     def _place(self, real: Path) -> _Place:
         for root in self._real_roots:
             if real.is_relative_to(root):
@@ -442,9 +460,14 @@ class PathPolicy:
         finally:
             os.close(fd)
         handle = os.fdopen(leaf, "rb")
-        mode = os.fstat(handle.fileno()).st_mode
+        st = os.fstat(handle.fileno())
+        mode = st.st_mode
         if stat.S_ISREG(mode):
-            return handle
+            refusal = self._hard_link(base.joinpath(*parts), st)
+            if refusal is None:
+                return handle
+            handle.close()
+            raise PathRefused(f"refused: {rel!r} {refusal.advice}")
         handle.close()
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, "is a directory", rel)
