@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_ls.workspace.hard_links import HardLinks
 from agent_ls.workspace.listing import scan_dir
 
 SCAN_MAX_ENTRIES = 200_000
@@ -85,12 +86,15 @@ class SecretScan:
         self._listings: dict[str, _Listing] = {}
         self._used: set[str] = set()
         self._taken: dict[str, tuple[int, int, int, int]] = {}
+        self._links = HardLinks(real_root)
 
     def secrets_under(self, rel: str) -> list[str] | None:
         """The secret paths under the directory ``rel`` (workspace-relative POSIX), sorted.
 
-        A secret is an entry the policy calls secret (a secret directory is listed, not entered) or
-        a symlink resolving to one. Symlinks are not followed, and the ``objects`` and ``lfs``
+        A secret is an entry the policy calls secret (a secret directory is listed, not entered), a
+        symlink resolving to one, or a regular file with more than one name outside the dependency
+        folders (``hard_links``; files of a folder outside them cost one ``lstat`` each). A listing
+        remembered by its directory's ``lstat`` does not see a file gain a name elsewhere later. Symlinks are not followed, and the ``objects`` and ``lfs``
         directories of a git directory are not entered. A directory that cannot be read counts as
         empty: commands run as the same user cannot read it either. Blocks.
 
@@ -153,15 +157,24 @@ class SecretScan:
         subdirs: list[str] = []
         size = 0
         in_git = ".git" in rel.split("/")
+        # Inside a dependency folder (node_modules: most of what is scanned) no file is stat-ed.
+        linked_files_refused = not self._links.in_dependency_folder(rel)
         for child, entry in scan_dir(self._root, rel):
             size += 1
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_link = entry.is_symlink()
+                second_name = (
+                    linked_files_refused
+                    and entry.is_file(follow_symlinks=False)
+                    and self._links.refused(child, entry.stat(follow_symlinks=False))
+                )
             except OSError:
                 continue
-            if self._is_secret(child) or (
-                is_link and points_to_secret(self._root, Path(entry.path), self._is_secret)
+            if (
+                second_name
+                or self._is_secret(child)
+                or (is_link and points_to_secret(self._root, Path(entry.path), self._is_secret))
             ):
                 secrets.append(entry.name)
             elif is_dir and not (in_git and entry.name in _GIT_BULK):

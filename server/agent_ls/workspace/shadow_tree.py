@@ -3,7 +3,8 @@
 Every directory entry of the workspace gets one treatment (``treatment``), in this order:
 
 1. ``.git`` and secret paths are skipped (never copied, never linked), and so is a symlink whose
-   target is a secret path of the workspace;
+   target is a secret path of the workspace, and a regular file with more than one name outside the
+   dependency folders (``hard_links``: it may be a second name of a secret);
 2. tool caches (``CACHE_DIRS``: ``__pycache__``, ``.pytest_cache``, ...) are skipped: commands
    recreate them in the copy;
 3. dependency trees that tools install and commands only read (the ``linked`` entries of
@@ -61,6 +62,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from agent_ls.workspace import hard_links
 from agent_ls.workspace.dependency_folders import linked_dependency, linked_name
 from agent_ls.workspace.listing import IgnoreFile, is_ignored, scan_dir
 from agent_ls.workspace.secret_scan import SecretScan, points_to_secret
@@ -153,7 +155,9 @@ def walk_workspace(
     """
     root_ignore = IgnoreFile.load(real_root, ".")
     scan = scan if scan is not None else SecretScan(real_root, is_secret)
-    yield from _walk(real_root, ".", [root_ignore] if root_ignore else [], is_secret, scan, everything)
+    links = hard_links.HardLinks(real_root)
+    ignores = [root_ignore] if root_ignore else []
+    yield from _walk(real_root, ".", ignores, is_secret, scan, everything, links)
 
 
 def _walk(
@@ -163,6 +167,7 @@ def _walk(
     is_secret: Callable[[str], bool],
     scan: SecretScan,
     everything: bool,
+    links: hard_links.HardLinks,
 ) -> Iterator[Entry]:
     for rel, entry in scan_dir(real_root, rel_dir):
         try:
@@ -173,7 +178,8 @@ def _walk(
         if is_dir or stat.S_ISREG(st.st_mode):
             ignored = is_ignored(ignores, rel, is_dir)
             dependency = is_dir and not ignored and linked_dependency(Path(entry.path))
-            kind = treatment(entry.name, is_dir, ignored, is_secret(rel), st.st_size, dependency)
+            secret = is_secret(rel) or links.refused(rel, st)
+            kind = treatment(entry.name, is_dir, ignored, secret, st.st_size, dependency)
         elif stat.S_ISLNK(st.st_mode):
             secret = is_secret(rel) or points_to_secret(real_root, Path(entry.path), is_secret)
             kind = "secret" if secret else "symlink"
@@ -188,9 +194,8 @@ def _walk(
         yield found
         if kind == "dir":
             nested = IgnoreFile.load(real_root, rel)
-            yield from _walk(
-                real_root, rel, [*ignores, nested] if nested else ignores, is_secret, scan, everything
-            )
+            inner = [*ignores, nested] if nested else ignores
+            yield from _walk(real_root, rel, inner, is_secret, scan, everything, links)
 
 
 def _scanned(real_root: Path, folder: Entry, scan: SecretScan, everything: bool) -> Iterator[Entry]:
@@ -365,7 +370,8 @@ def write_file(workdir: Path, target: Path, data: bytes, mode: int) -> None:
 def copy_file(workdir: Path, target: Path, source: Path, mode: int) -> None:
     """Copy the regular file ``source`` (in the user's workspace) to ``target``; never follows links.
 
-    A ``source`` that is no longer a regular file (replaced meanwhile) is not copied.
+    A ``source`` that is no longer a regular file (replaced meanwhile), or that now has another name
+    outside the dependency folders (``hard_links``, checked on the open file), is not copied.
     """
     try:
         src = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -373,7 +379,8 @@ def copy_file(workdir: Path, target: Path, source: Path, mode: int) -> None:
         remove(target)
         return
     with os.fdopen(src, "rb") as reader:
-        if not stat.S_ISREG(os.fstat(reader.fileno()).st_mode):
+        st = os.fstat(reader.fileno())
+        if not stat.S_ISREG(st.st_mode) or _second_name(workdir, target, source, st):
             remove(target)
             return
         make_parents(workdir, target)
@@ -382,6 +389,16 @@ def copy_file(workdir: Path, target: Path, source: Path, mode: int) -> None:
         with os.fdopen(fd, "wb") as writer:
             copy_keeping_holes(reader.fileno(), writer.fileno())
             os.fchmod(writer.fileno(), mode)
+
+
+def _second_name(workdir: Path, target: Path, source: Path, st: os.stat_result) -> bool:
+    """Whether ``source`` (``st`` its ``fstat``), to be copied to ``target`` in the copy ``workdir``, is
+    a hard link the rule refuses (``hard_links``); the workspace is ``source`` less ``target``'s path."""
+    if not hard_links.has_other_names(st):
+        return False
+    rel = target.relative_to(workdir)
+    base = source.parents[len(rel.parts) - 1]
+    return hard_links.refusal(base, rel.as_posix(), st) is not None
 
 
 def copy_keeping_holes(source: int, target: int) -> None:
