@@ -11,8 +11,11 @@ settings it builds, in order (docs/architecture.md draws the path):
    unless given; the folders of skills outside the workspace become readable (never writable);
 3. the permission policy on that path policy: built-in rules, then the config files', then the
    editor's;
-4. the shadow copy, the overlay over it (pending edits and unsaved buffers) and the shell runner
-   that runs commands in the copy and proposes their changes back to the overlay;
+4. the shadow copy, the overlay view (``layered_copy``: used instead of the copy where overlay
+   views work, with the workspace's ``SecretIndex``: the front end's, shared by its sessions, built
+   when the workspace opened, or one of the session's own, started here, while the model thinks),
+   the overlay over them (pending edits and unsaved buffers) and the shell runner that runs commands
+   in them and proposes their changes back to the overlay;
 5. the tool registry, behind the permission policy and the approver;
 6. the model opener (``models.resolution``: the model is resolved and its client built at the start of
    each run, so a bad model ends that run with a clear reason instead of failing the request).
@@ -23,6 +26,7 @@ settings it builds, in order (docs/architecture.md draws the path):
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
@@ -42,8 +46,10 @@ from agent_ls.settings import EditorSettings, EnvSnapshot
 from agent_ls.tools import default_tools
 from agent_ls.tools.base import ToolContext
 from agent_ls.tools.registry import ToolRegistry
+from agent_ls.workspace.layered_copy import LayeredCopy
 from agent_ls.workspace.overlay import BufferSource, Overlay
 from agent_ls.workspace.paths import PathPolicy
+from agent_ls.workspace.secret_index import SecretIndex
 from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.shell_runner import ShellRunner
 
@@ -67,6 +73,7 @@ def assemble_session(
     context: AgentContext | None = None,
     reload_context: Callable[[], AgentContext] | None = None,
     context_generation: Callable[[], int] | None = None,
+    secret_index: SecretIndex | None = None,
 ) -> Session:
     """Build a session for ``root`` from a front end's settings (module docstring). Blocking: it reads
     the instruction files (the LSP server calls it in a worker thread; it must not touch ``buffers``,
@@ -92,6 +99,9 @@ def assemble_session(
         tool_timeout_s: the per-tool timeout in seconds (default 60, as in the seed harness).
         session_id: the id to use; a new one when None.
         context: the AGENTS.md chain and skills, already loaded; None: loaded here (with ``env``).
+        secret_index: the workspace's secret index (``SecretIndexes.get``), shared by the front end's
+            sessions; None: one of the session's own, built from now on in the background and closed
+            with the session.
         reload_context: loads the context again when ``context_generation`` moved; None: the same
             loading as step 1, when ``env`` is given.
         context_generation: a counter that moves when an instruction or skill file changes (the file
@@ -119,6 +129,11 @@ def assemble_session(
     policy = _permission_policy(paths, config, editor_rules)
     sandbox: Literal["detect"] | None = "detect" if config.permissions.sandbox_enabled else None
     shadow = ShadowCopy(root, paths=paths)
+    owns_index = secret_index is None
+    if secret_index is None:
+        secret_index = SecretIndex(root, paths.is_secret)
+        secret_index.start()
+    layered = LayeredCopy(root, secret_index, owns_index=owns_index)
     overlay = Overlay(root, buffers, shadow=shadow, environ=environ, sandbox=sandbox, paths=paths)
     activations = SkillActivations(context.skills, root)
 
@@ -136,6 +151,7 @@ def assemble_session(
         key_names=[p.api_key_env for p in config.providers.values() if p.api_key_env],
         paths=paths,
         skill_dirs=skill_dirs,
+        layered=layered,
     )
     nested = context.nested()
     registry = ToolRegistry(
@@ -215,3 +231,38 @@ def _permission_policy(
         write_rules=write,
         sandboxed=sandboxed,
     )
+
+
+class SecretIndexes:
+    """The secret index (``workspace.secret_index``) of each workspace a front end serves, shared by its
+    sessions, so that one walk serves them all and a session's first command finds it built: the
+    language server asks for it when the editor opens the workspace. Keyed by the root and the secret
+    patterns of its config (a config that changes them gets a new index). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._indexes: dict[tuple[object, ...], SecretIndex] = {}
+        self._lock = threading.Lock()
+
+    def get(self, root: Path, config: LoadedConfig) -> SecretIndex:
+        """The index of ``root`` under ``config``'s secret patterns, started (built in the background)."""
+        permissions = config.permissions
+        key = (
+            root.resolve(),
+            tuple(permissions.secret_files),
+            tuple(permissions.not_secret_files),
+            config.user_file,
+        )
+        with self._lock:
+            index = self._indexes.get(key)
+            if index is None:
+                index = SecretIndex(root, path_policy_for(root, config).is_secret)
+                self._indexes[key] = index
+        index.start()
+        return index
+
+    def close(self) -> None:
+        """Stop every index's watch and forget them. Idempotent."""
+        with self._lock:
+            indexes, self._indexes = list(self._indexes.values()), {}
+        for index in indexes:
+            index.close()

@@ -275,5 +275,6 @@ class Session:
         self.overlay.discard()
 
     def close(self) -> None:
-        """Delete the shadow copy. The proposal object stays readable."""
+        """Delete the shadow copy and the overlay view. The proposal object stays readable."""
         self.shadow.close()
+        self.runner.close()

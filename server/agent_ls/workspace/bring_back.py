@@ -28,8 +28,7 @@ from agent_ls.core.proposal import TextEncoding
 from agent_ls.workspace import file_encoding
 from agent_ls.workspace.disk_text import TooLarge
 from agent_ls.workspace.overlay import Overlay
-from agent_ls.workspace.shadow import ShadowCopy
-from agent_ls.workspace.shadow_state import Snapshot
+from agent_ls.workspace.shadow_state import CommandTree, Snapshot
 
 MAX_FILES_BROUGHT_BACK = 500
 """The most files one command brings back into the proposal; the rest are left out."""
@@ -52,7 +51,7 @@ class BroughtBack:
 
 
 async def bring_back(
-    shadow: ShadowCopy,
+    shadow: CommandTree,
     overlay: Overlay,
     before: Snapshot,
     *,
@@ -92,7 +91,7 @@ async def bring_back(
 
 
 async def _propose_from_copy(
-    shadow: ShadowCopy,
+    shadow: CommandTree,
     overlay: Overlay,
     rel: str,
     max_file_bytes: int,

@@ -20,6 +20,7 @@ from typing import Protocol
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.ports import CommandResult
+from agent_ls.workspace.layers import MountLayers
 from agent_ls.workspace.orphan_guard import ORPHAN_GUARD
 from agent_ls.workspace.sandbox import Sandbox
 
@@ -49,6 +50,8 @@ async def execute(
     note: str | None = None,
     readonly: Sequence[Path] = (),
     masked: Sequence[Path] = (),
+    masked_inside: Sequence[tuple[Path, bool]] = (),
+    layers: tuple[MountLayers, str] | None = None,
     sink: OutputSink | None = None,
 ) -> CommandResult:
     """Run ``argv`` in ``cwd`` (the shadow copy, or the workspace in workspace mode), in ``sandbox``.
@@ -58,6 +61,8 @@ async def execute(
     ``readonly`` and ``masked`` go to ``Sandbox.wrap`` (the real entries the copy links to, and the
     secret files to make unreadable: those inside the linked entries, or every one of the workspace in
     workspace mode); they are unused without a sandbox, where the copy links around secrets instead.
+    With ``layers`` (the view's folders and the ``unshare`` program), ``cwd`` is an overlay view mounted
+    just before the sandbox (``workspace.layers``), and ``masked_inside`` are its entries to mask.
 
     Returns:
         ``exit_code`` (negative for a signal; None when it timed out) and stdout plus stderr
@@ -72,8 +77,16 @@ async def execute(
     """
     if sandbox is not None:
         argv = sandbox.wrap(
-            argv, shadow=cwd, workspace_root=workspace_root, environ=env, readonly=readonly, masked=masked
+            argv,
+            shadow=cwd,
+            workspace_root=workspace_root,
+            environ=env,
+            readonly=readonly,
+            masked=masked,
+            masked_inside=masked_inside,
         )
+        if layers is not None:
+            argv = layers[0].wrap(argv, layers[1])
     gate = ORPHAN_GUARD.gate(argv) if sandbox is None else None  # in the sandbox: --die-with-parent
     try:
         proc = await asyncio.create_subprocess_exec(

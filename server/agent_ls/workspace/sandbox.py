@@ -166,6 +166,7 @@ class Sandbox:
         environ: Mapping[str, str],
         readonly: Sequence[Path] = (),
         masked: Sequence[Path] = (),
+        masked_inside: Sequence[tuple[Path, bool]] = (),
     ) -> list[str]:
         """The ``bwrap`` argv that runs ``argv`` in ``shadow`` inside the sandbox.
 
@@ -196,6 +197,9 @@ class Sandbox:
             masked: files and directories made unreadable wherever the command can reach them: the
                 secrets inside the ``readonly`` folders, or, in workspace mode, every secret of the
                 workspace. A directory becomes an empty tmpfs; a missing path is skipped.
+            masked_inside: entries of ``shadow`` to mask after it, as (path, is a directory), taken as
+                given: an overlay view (``workspace.layers``) is not mounted on the host, so its entries
+                cannot be looked at here.
 
         Returns:
             ``[bwrap, options..., "--", *argv]``; it never fails, and a mount bwrap cannot make makes
@@ -266,6 +270,8 @@ class Sandbox:
         for path in inside:
             # Read-only over itself: git reads it, and no command can plant settings the user's git runs.
             args += ["--ro-bind", str(path), str(path)] if _real(path) in readable else _mask(path)
+        for path, is_dir in masked_inside:
+            args += ["--tmpfs", str(path)] if is_dir else ["--ro-bind", "/dev/null", str(path)]
         if in_workspace:
             for hooks in _git_hooks((p for p in secrets if _is_git_config(p, git_configs)), shadow):
                 args += ["--ro-bind", str(hooks), str(hooks)]  # no hook planted for the user's git

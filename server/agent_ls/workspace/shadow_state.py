@@ -3,8 +3,10 @@ in workspace mode, and the trace of what its last sync did."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -52,3 +54,16 @@ class WorkspaceSecrets:
 
     paths: tuple[Path, ...]
     unchecked: tuple[str, ...]
+
+
+class CommandTree(Protocol):
+    """What ``bring_back`` needs of the tree a command ran in: the shadow copy (``ShadowCopy``) or the
+    overlay view (``LayeredCopy``)."""
+
+    async def changes_since(self, snapshot: Snapshot) -> ShadowChanges: ...
+
+    async def restore(self, rels: Sequence[str]) -> None: ...
+
+    def read_changed(self, rel: str, max_bytes: int) -> bytes | None: ...
+
+    def moved_since_sync(self, rel: str, unsaved: bytes | None) -> bool: ...

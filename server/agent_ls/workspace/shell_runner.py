@@ -38,12 +38,14 @@ from typing import Literal
 from agent_ls.core.ports import CommandResult
 from agent_ls.workspace.bring_back import bring_back
 from agent_ls.workspace.child_env import TOOLCHAIN_HOMES, child_environment
+from agent_ls.workspace.layered_copy import LayeredCopy
+from agent_ls.workspace.layers import layers_status
 from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.processes import execute
 from agent_ls.workspace.sandbox import Sandbox, find_sandbox
 from agent_ls.workspace.shadow import ShadowCopy
-from agent_ls.workspace.shadow_state import Snapshot
+from agent_ls.workspace.shadow_state import Snapshot, WorkspaceSecrets
 
 ShellMode = Literal["shadow", "workspace"]
 
@@ -83,6 +85,9 @@ class ShellRunner:
         skill_dirs: the folders of the activated skills outside the workspace (asked before each
             command), mounted read-only in the sandbox so that their scripts run, their secrets masked;
             a folder over ``SKILL_DIR_MAX_ENTRIES`` entries is left out, with a note.
+        layered: the session's overlay view (``layered_copy``), used instead of ``shadow`` when commands
+            run sandboxed, overlay views work here (``layers.layers_status``) and the workspace's secret
+            index is complete; its index also gives the masks of workspace mode.
     """
 
     def __init__(
@@ -101,8 +106,12 @@ class ShellRunner:
         may_propose: Callable[[str], bool] | None = None,
         paths: PathPolicy | None = None,
         skill_dirs: Callable[[], Sequence[Path]] = tuple,
+        layered: LayeredCopy | None = None,
     ) -> None:
         self._shadow = shadow
+        self._layered = layered
+        self._tree: ShadowCopy | LayeredCopy | None = None
+        self._unshare = ""
         self._paths = paths
         self._skill_dirs = skill_dirs
         self._skill_scans: dict[Path, tuple[int, list[Path] | None]] = {}
@@ -147,13 +156,15 @@ class ShellRunner:
         sandbox = self._sandbox
         if self._mode == "workspace":
             return await self._run_in_workspace(command, timeout_s, sandbox)
+        tree = await self._choose(sandbox)
         if self._unsettled is not None:
-            cancelled = await self._shadow.changes_since(self._unsettled)
-            await self._shadow.restore([*cancelled.changed, *cancelled.deleted])
+            cancelled = await tree.changes_since(self._unsettled)
+            await tree.restore([*cancelled.changed, *cancelled.deleted])
             self._unsettled = None
-        cwd, before = await self._shadow.prepare(self._overlay)
+        cwd, before = await tree.prepare(self._overlay)
         self._unsettled = before  # until the changes are brought back: a cancellation leaves it set
         extra, extra_secrets, too_big = await asyncio.to_thread(self._extra_mounts)
+        view = tree if isinstance(tree, LayeredCopy) else None
         result = await execute(
             [self._shell, "-c", command],
             cwd=cwd,
@@ -163,13 +174,15 @@ class ShellRunner:
             timeout_s=timeout_s,
             head_chars=self._head_chars,
             tail_chars=self._tail_chars,
-            note=self._notes(sandbox, self._shadow.left_out, too_big),
-            readonly=[*self._readonly(), *extra],
-            masked=[*self._shadow.masked, *extra_secrets],
+            note=self._notes(sandbox, tree.left_out, too_big),
+            readonly=[*self._readonly(tree), *extra],
+            masked=[*tree.masked, *extra_secrets],
+            masked_inside=view.masked_inside if view is not None else (),
+            layers=(view.layers, self._unshare) if view is not None and view.layers is not None else None,
         )
         self._unsettled = None
         back = await bring_back(
-            self._shadow,
+            tree,
             self._overlay,
             before,
             timed_out=result.timed_out,
@@ -187,7 +200,7 @@ class ShellRunner:
         self, command: str, timeout_s: float, sandbox: Sandbox | None
     ) -> CommandResult:
         root = self._real_root
-        hidden = await asyncio.to_thread(self._shadow.secret_files) if sandbox is not None else None
+        hidden = await asyncio.to_thread(self._workspace_secrets) if sandbox is not None else None
         venv = self._venv
         return await execute(
             [self._shell, "-c", command],
@@ -266,10 +279,36 @@ class ShellRunner:
                 secrets.extend(cached[1])
         return mounts, secrets, too_big
 
-    def _readonly(self) -> list[Path]:
+    async def _choose(self, sandbox: Sandbox | None) -> ShadowCopy | LayeredCopy:
+        """The tree commands run in, chosen at the first command: the overlay view when it can be
+        used (sandboxed, overlay views work here, the secret index is complete), else the copy."""
+        if self._tree is None:
+            self._tree = self._shadow
+            layered = self._layered
+            if sandbox is not None and layered is not None:
+                status = await asyncio.to_thread(layers_status, sandbox.bwrap)
+                if status.unshare is not None and not (await asyncio.to_thread(layered.masks)).too_large:
+                    self._tree, self._unshare = layered, status.unshare
+        return self._tree
+
+    def _workspace_secrets(self) -> WorkspaceSecrets:
+        """What workspace mode hides: the secret index's secrets (no walk), or the copy's walk of the
+        whole tree when there is no index or it gave up. Blocks."""
+        if self._layered is not None:
+            masks = self._layered.masks()
+            if not masks.too_large:
+                return WorkspaceSecrets(tuple(self._real_root / rel for rel in masks.secret_paths()), ())
+        return self._shadow.secret_files()
+
+    def close(self) -> None:
+        """Delete the overlay view's session folder (the copy is closed by its overlay). Idempotent."""
+        if self._layered is not None:
+            self._layered.close()
+
+    def _readonly(self, tree: ShadowCopy | LayeredCopy) -> list[Path]:
         """Real paths the sandbox mounts read-only: what the copy links to, and the venv when it lies
         outside the workspace (one inside is linked, or left out with its secrets unchecked)."""
-        mounts = list(self._shadow.linked)
+        mounts = list(tree.linked)
         if self._venv is not None and not self._venv.is_relative_to(self._real_root):
             mounts.append(self._venv)
         return mounts
