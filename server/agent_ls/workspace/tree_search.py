@@ -9,7 +9,8 @@
    (``search.SKIPPED_DIRS``) included: the agent's own edits there are found, as in the copy;
 2. the disk pass, when the searched path exists on disk: ripgrep searches the user's tree in place (no
    copy), in ``ripgrep_scope``'s scope. A hit counts only when its file has no pending text (that
-   was searched in step 1), is not a secret (``PathPolicy.is_secret``), and lies in a folder that is
+   was searched in step 1), is not a secret (``PathPolicy.is_secret``) nor a hard link the rule refuses
+   (``hard_links``: one ``lstat`` per file with hits, never per file searched), and lies in a folder that is
    not reached through a symbolic link (``lstat``, once per folder): ripgrep follows no link while it
    walks, and this check holds even if a folder is swapped for one during the search;
 3. the two results are merged as one search over both would have given them (``search.merged``).
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.file_views import SearchResult
+from agent_ls.workspace.hard_links import HardLinks
 from agent_ls.workspace.owned_temp_dirs import OwnedDir, make_owned_dir
 from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.ripgrep_scope import RipgrepScope, scope_of
@@ -153,11 +155,12 @@ class _DiskHits:
         self._pending = pending
         self._root = os.fspath(paths.real_root)
         self._real_dirs: dict[str, bool] = {"": True}
+        self._links = HardLinks(paths.real_root)
 
     def __call__(self, path: str) -> bool:
         if path in self._pending or not self._scope.wants(path) or self._paths.is_secret(path):
             return False
-        return self._real_dir(path.rpartition("/")[0])
+        return self._real_dir(path.rpartition("/")[0]) and not _hard_linked(self._links, self._root, path)
 
     def _real_dir(self, folder: str) -> bool:
         known = self._real_dirs.get(folder)
@@ -176,12 +179,19 @@ async def _search_pending(
 ) -> SearchResult:
     # Shielded: a thread cannot be stopped, so a cancelled search removes the folder once it exists.
     setup = asyncio.ensure_future(asyncio.to_thread(_pending_tree, paths.real_root, spec.rel, pending))
+    links, root = HardLinks(paths.real_root), os.fspath(paths.real_root)
     try:
         _, scope = await asyncio.shield(setup)
         return await run.search(
             spec,
             scope,
-            lambda path: path in pending and scope.wants(path) and not paths.is_secret(path),
+            # An open buffer of a hard-linked file holds what the disk file holds.
+            lambda path: (
+                path in pending
+                and scope.wants(path)
+                and not paths.is_secret(path)
+                and not _hard_linked(links, root, path)
+            ),
             skipped=(),  # the agent's own edits in node_modules are found, as in the copy
         )
     finally:
@@ -234,6 +244,14 @@ def _write_pending(tree: Path, real_root: Path, pending: Mapping[str, bytes]) ->
                 shutil.copyfile(real_root / rule, tree / rule)
     for rel, data in pending.items():
         (tree / rel).write_bytes(data)
+
+
+def _hard_linked(links: HardLinks, root: str, path: str) -> bool:
+    """Whether the disk file ``path`` is a hard link the rule refuses (a vanished one is not)."""
+    try:
+        return links.refused(path, os.lstat(f"{root}/{path}"))
+    except OSError:
+        return False
 
 
 def _plain_relative(rel: str) -> bool:
