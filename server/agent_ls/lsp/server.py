@@ -53,7 +53,8 @@ def build_server() -> AgentLanguageServer:
 
 
 async def _initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:
-    config_files.initialized(ls, params)
+    for root, config in config_files.initialized(ls, params):
+        ls.state.secret_indexes.get(root, config)  # built in the background while the user types a task
     await agent_files.initialized(ls, params)
 
 
@@ -69,6 +70,7 @@ def _did_change_workspace_folders(ls: AgentLanguageServer, params: t.DidChangeWo
 
 async def _shutdown(ls: AgentLanguageServer, params: None) -> None:
     lifecycle.shutdown(ls, params)
+    ls.state.secret_indexes.close()
     await agent_files.shutdown(ls)
 
 

@@ -17,6 +17,7 @@ from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from agent_ls import __version__
+from agent_ls.assembly import SecretIndexes
 from agent_ls.core.messages import Usage
 from agent_ls.instructions.skills import Skill
 from agent_ls.instructions.watch import InstructionWatcher
@@ -65,6 +66,9 @@ class ServerState:
     """Each SKILL.md of the workspace as the last lint loaded it (for the hover)."""
     client_watches_files: bool = False
     """The client accepted to watch the instruction files (``workspace/didChangeWatchedFiles``)."""
+    secret_indexes: SecretIndexes = field(default_factory=SecretIndexes)
+    """The secret index of each workspace root, started at ``initialized`` so that a run's first
+    command finds it built (``workspace.secret_index``), shared by the runs of that root."""
 
     @property
     def instructions_generation(self) -> int:

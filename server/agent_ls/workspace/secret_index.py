@@ -24,9 +24,10 @@ What it lists (``Masks``), each workspace-relative:
 Symbolic links are not listed: inside the sandbox one resolves to its target, which is masked when it
 is a secret of the workspace and hidden when it lies outside it (``workspace.sandbox``).
 
-Limits: a workspace over ``MAX_ENTRIES`` entries, or with over ``MAX_MASKS`` entries to mask (bwrap
-takes one option per mask), is ``too_large``: the caller falls back to the copy, which links such
-trees rather than looking into them.
+Limits: a workspace over ``MAX_ENTRIES`` entries, with over ``MAX_MASKS`` entries to mask (bwrap
+takes one option per mask), or whose directories the kernel will not watch (``max_user_watches``), is
+``too_large``: the caller falls back to the copy, which links such trees rather than looking into
+them.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from agent_ls.workspace.tree_watch import TreeWatch
 
 log = logging.getLogger(__name__)
 
-MAX_ENTRIES = 2_000_000
+MAX_ENTRIES = 1_000_000
 """The most workspace entries the index looks at before it gives up (``too_large``)."""
 MAX_MASKS = 4_000
 """The most entries to mask (each is two or three bwrap arguments) before the index gives up."""
@@ -116,6 +117,7 @@ class SecretIndex:
         self._forgot_at = 0  # reports of this generation and before may have been dropped
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._unwatched = False  # a watch was wanted and could not be made
         self.walks = 0  # whole-tree walks so far, for tests and benchmarks
 
     @property
@@ -141,7 +143,7 @@ class SecretIndex:
             if self._closed:
                 return Masks(too_large=True)
             state = self._current()
-            too_large = state.entries > MAX_ENTRIES or len(state.masks) > MAX_MASKS
+            too_large = state.entries > MAX_ENTRIES or len(state.masks) > MAX_MASKS or self._unwatched
             entries = tuple((rel, why, is_dir) for rel, (why, is_dir) in sorted(state.masks.items()))
             return Masks(entries, too_large, self._generation)
 
@@ -182,6 +184,8 @@ class SecretIndex:
 
     def _current(self) -> _State:
         """The state with the watch's reports applied (under the lock)."""
+        if self._state is not None and self._unwatched:
+            return self._state  # answered as too_large: not walked again at each command
         if self._state is None or self._watch is None:
             return self._rebuild()
         found = self._watch.collect()
@@ -217,6 +221,7 @@ class SecretIndex:
                 self._temp = make_owned_dir("agent-ls-index-", self._temp_parent)
             marker = self._temp.path / "watch"
             self._watch = TreeWatch.start(self._root, sorted(state.dirs), marker, (), marker)
+            self._unwatched = self._watch is None  # the kernel refused (max_user_watches): give up
         return state
 
     def _walk(self, state: _State, top: str, new_dirs: list[str] | None = None) -> None:

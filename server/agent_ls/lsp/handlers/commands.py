@@ -161,6 +161,7 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
             editor=settings,
             buffers=EditorBuffers(ls.workspace),
             context_generation=lambda: ls.state.instructions_generation,
+            secret_index=ls.state.secret_indexes.get(root, config),
         )
     )
     if skill is not None and find_skill(session.context.skills, skill) is None:

@@ -33,8 +33,10 @@ SEVERITY = {
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:
-    refresh(ls)
+def initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> list[tuple[Path, LoadedConfig]]:
+    """Read and publish the config files; returns each workspace root with its config."""
+    loaded = refresh(ls)
+    return list(zip(ls.state.roots, loaded, strict=False)) if len(loaded) == len(ls.state.roots) else []
 
 
 def did_save(ls: AgentLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
