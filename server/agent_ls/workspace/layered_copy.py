@@ -95,6 +95,11 @@ class LayeredCopy:
         return self._layers.merged if self._layers is not None else None
 
     @property
+    def index(self) -> SecretIndex:
+        """The workspace's secret index the masks come from."""
+        return self._index
+
+    @property
     def layers(self) -> MountLayers | None:
         """The folders of the view, to mount for each command; None before the first ``prepare``."""
         return self._layers

@@ -123,7 +123,8 @@ async def test_git_folders_and_sockets_are_masked(runner: ShellRunner, root: Pat
         server.listen(1)
         result = await run(
             runner,
-            "ls -A .git | wc -l; python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('daemon.sock')\"",
+            "ls -A .git | wc -l; "
+            "python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('daemon.sock')\"",
         )
     finally:
         server.close()
@@ -181,7 +182,7 @@ async def test_a_new_secret_is_masked_at_the_next_command_without_a_walk(
 ) -> None:
     write(root, TREE)
     await run(runner, "true")
-    index = layered._index  # noqa: SLF001  (what the test is about: the index did not walk again)
+    index = layered.index
     walks = index.walks
     (root / "src/p2/.env").write_text("KEY=sk-new\n")
     result = await run(runner, "python3 -c \"print(open('src/p2/.env').read())\"")
@@ -199,4 +200,4 @@ async def test_workspace_mode_masks_come_from_the_index(
     for _ in range(2):
         result = await run(runner, "python3 -c \"print(open('.env').read())\"")
         assert "sk-live" not in result.output
-    assert layered._index.walks == 1  # noqa: SLF001
+    assert layered.index.walks == 1
