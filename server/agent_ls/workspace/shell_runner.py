@@ -1,4 +1,6 @@
-"""The shell runner: shell commands run in the session's shadow copy (``shadow.py``).
+"""The shell runner: shell commands run in the session's overlay view (``layered_copy.py``) of the
+workspace where the machine has overlay views and commands run sandboxed, else in its shadow copy
+(``shadow.py``); the choice is made at the first command (``_choose``). Both keep the same contract.
 
 ``ShellRunner`` implements the core ``CommandRunner`` port on top of it. Each command, in order:
 
