@@ -39,6 +39,7 @@ from agent_ls.models.resolution import NO_MODEL, ModelChoice, resolve_model
 from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
 from agent_ls.workspace.child_env import child_environment
 from agent_ls.workspace.overlay import find_ripgrep
+from agent_ls.workspace.layers import layers_status
 from agent_ls.workspace.sandbox import sandbox_status, unsandboxed_reason
 
 Status = Literal["ok", "warning", "error"]
@@ -143,7 +144,13 @@ def check_sandbox(workspace: Path, config: LoadedConfig) -> Check:
         return Check(
             "sandbox", "error", f"{status.detail} found, but a sandboxed command failed: {problem[0]}"
         )
-    return Check("sandbox", "ok", f"{status.detail}: no network, only the shadow copy writable")
+    layers = layers_status(status.sandbox.bwrap)
+    view = (
+        "commands run in an overlay view of the workspace (nothing copied)"
+        if layers.unshare is not None
+        else f"commands run in a copy of the workspace (no overlay views: {layers.detail})"
+    )
+    return Check("sandbox", "ok", f"{status.detail}: no network, only the shadow copy writable; {view}")
 
 
 def check_ripgrep() -> Check:

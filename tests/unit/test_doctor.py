@@ -189,7 +189,10 @@ def test_a_working_sandbox_is_reported(workspace: Path, config_dir: Path) -> Non
     sandbox = require_sandbox()
     ran = doctor(workspace=workspace, config_dir=config_dir)
     assert ran.line("sandbox").startswith("✓ sandbox: bubblewrap ")
-    assert ran.line("sandbox").endswith(f" at {sandbox.bwrap}: no network, only the shadow copy writable")
+    assert f" at {sandbox.bwrap}: no network, only the shadow copy writable; commands run in " in ran.line(
+        "sandbox"
+    )
+    assert ran.line("sandbox").endswith(("an overlay view of the workspace (nothing copied)", ")"))
 
 
 def test_without_bwrap_commands_run_unisolated_and_it_is_only_a_warning(
