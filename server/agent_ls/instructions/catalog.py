@@ -16,6 +16,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from agent_ls.instructions.frontmatter import split_frontmatter
+from agent_ls.instructions.reading import open_regular
 from agent_ls.instructions.skill_parse import Skill
 from agent_ls.workspace.dependency_folders import dependency_name
 
@@ -179,9 +180,11 @@ def load_body(skill: Skill, max_bytes: int | None = None) -> str:
             None reads it whole. A huge file must not be read into memory to show its first 40 KB.
 
     Raises:
-        OSError: SKILL.md can no longer be read. UnicodeDecodeError: it is no longer UTF-8.
+        OSError: SKILL.md can no longer be read, is no longer a regular file, or is a hard link
+            (``reading.open_regular``). UnicodeDecodeError: it is no longer UTF-8.
     """
-    with skill.path.open("rb") as file:
+    # Not blocking on a SKILL.md replaced by a FIFO since discovery; not reading a second name of a secret.
+    with open_regular(skill.path, hard_links_base=skill.path.parent) as file:
         data = file.read() if max_bytes is None else file.read(max_bytes)
     text = codecs.getincrementaldecoder("utf-8")().decode(data, final=max_bytes is None)
     _, body, _ = split_frontmatter(text)

@@ -248,7 +248,8 @@ class Loader:
         limit = self.settings.max_file_bytes
         readable = []
         for candidate in found:
-            readout = read_head(candidate.real_path, limit)
+            base = None if candidate.kind == "global" else self.real_root
+            readout = read_head(candidate.real_path, limit, hard_links_base=base)
             if isinstance(readout, str):
                 self._notice(candidate.path, "warning", f"{candidate.label} not loaded: {readout}")
             elif readout.complete and not readout.text.strip():

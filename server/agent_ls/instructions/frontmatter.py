@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 
 from agent_ls.core.file_diagnostics import FileDiagnostic
+from agent_ls.instructions.reading import open_regular
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -99,7 +100,9 @@ def frontmatter_unclosed(text: str) -> bool:
     return len(first) == 2 and _DELIMITER.fullmatch(first[0]) is not None
 
 
-def read_head(path: Path, max_bytes: int = MAX_FRONTMATTER_BYTES) -> tuple[str, bool]:
+def read_head(
+    path: Path, max_bytes: int = MAX_FRONTMATTER_BYTES, *, hard_links_base: Path | None = None
+) -> tuple[str, bool]:
     """Read the start of a file, far enough to split its frontmatter, without reading the body.
 
     Reads 4 KiB, then doubling chunks, until :func:`split_frontmatter` finds the closing line within the
@@ -108,20 +111,21 @@ def read_head(path: Path, max_bytes: int = MAX_FRONTMATTER_BYTES) -> tuple[str, 
     Args:
         path: the file (symlinks followed).
         max_bytes: the most bytes read (the body of a long SKILL.md is never read in full at discovery).
+        hard_links_base: as ``reading.open_regular`` (a FIFO is refused whatever it is).
 
     Returns:
         ``(text, complete)``: the decoded prefix, cut after its last line break unless the whole file was read
         (``complete`` True), so a ``\\r\\n`` or a closing ``---`` line is never split across two reads.
 
     Raises:
-        OSError: the file cannot be opened or read.
+        OSError: the file cannot be opened or read, or is not a regular file, or a refused hard link.
         UnicodeDecodeError: the bytes read are not UTF-8.
     """
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     text = ""
     read = 0
     chunk = 4096
-    with path.open("rb") as handle:
+    with open_regular(path, hard_links_base=hard_links_base) as handle:
         while True:
             want = min(chunk, max_bytes - read)
             data = handle.read(want)

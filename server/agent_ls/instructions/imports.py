@@ -268,8 +268,10 @@ class Importer:
         status, target, real, message = self._resolve(token.spec, importer, depth, stack)
         chunks: list[str]
         if status == "resolved" and target is not None and real is not None:
-            readout = read_head(real, self._read_limit)
-            if isinstance(readout, str):
+            readout = read_head(real, self._read_limit, hard_links_base=self._real_root)
+            if isinstance(readout, str) and readout.startswith("is a hard link"):
+                status, message = "refused", f"refused: {self._label(target)} {readout}"
+            elif isinstance(readout, str):
                 status, message = "not_found", f"not found: {self._label(target)}: {readout}"
             else:
                 self._loaded.add(real)

@@ -280,7 +280,7 @@ class _Discovery:
             return
         self.read += root.source != "bundled"
         try:
-            text, complete = read_head(real)
+            text, complete = read_head(real, hard_links_base=real.parent)
         except (OSError, UnicodeDecodeError) as error:
             self.skip(path, f"SKILL.md cannot be read as UTF-8 text ({error}); not loaded")
             return
