@@ -26,6 +26,7 @@ import fnmatch
 import functools
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -225,10 +226,7 @@ def _is_submodule(path: Path, root: Path | None) -> bool:
     absorbs a submodule's repository into the superproject's), or ``root``'s ``.gitmodules`` lists it."""
     dot_git = path / ".git"
     if os.path.isfile(dot_git):
-        try:
-            head = dot_git.read_text(encoding="utf-8", errors="replace")[:4096]
-        except OSError:
-            head = ""
+        head = _read_regular(str(dot_git), 4096)
         found = _SUBMODULE_GITDIR.search(head)
         if found is not None and "modules" in Path(found[1]).parts:
             return True
@@ -244,6 +242,8 @@ def _submodule_paths(gitmodules: Path) -> frozenset[str]:
         st = os.stat(gitmodules)
     except OSError:
         return frozenset()
+    if not stat.S_ISREG(st.st_mode):
+        return frozenset()
     return _read_submodule_paths(str(gitmodules), st.st_mtime_ns, st.st_size)
 
 
@@ -251,9 +251,21 @@ def _submodule_paths(gitmodules: Path) -> frozenset[str]:
 def _read_submodule_paths(gitmodules: str, mtime_ns: int, size: int) -> frozenset[str]:
     """``_submodule_paths`` of one version of the file (the stat key makes a changed file read again)."""
     del mtime_ns, size
-    try:
-        with open(gitmodules, encoding="utf-8", errors="replace") as handle:
-            text = handle.read(1024 * 1024)
-    except OSError:
-        return frozenset()
+    text = _read_regular(gitmodules, 1024 * 1024)
     return frozenset(value.strip('"').strip("/").casefold() for value in _GITMODULES_PATH.findall(text))
+
+
+def _read_regular(path: str, max_bytes: int) -> str:
+    """The first ``max_bytes`` of the regular file ``path`` as text; "" for anything else. Opened without
+    blocking: a FIFO named ``.gitmodules`` or ``.git`` must not stop every walk that asks."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return ""
+            return handle.read(max_bytes).decode("utf-8", errors="replace")
+        except OSError:
+            return ""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,11 +109,12 @@ class IgnoreFile:
 
     @classmethod
     def load(cls, real_root: Path, base: str) -> IgnoreFile | None:
-        try:
-            text = (real_root / base / ".gitignore").read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        """The ``.gitignore`` of ``base``, or None when there is none, or it is not a regular file (a
+        FIFO must not block the walk), or it cannot be read."""
+        data = read_regular_file(real_root / base / ".gitignore")
+        if data is None:
             return None
-        lines = text.splitlines()
+        lines = data.decode("utf-8", errors="replace").splitlines()
         try:
             return cls(base, pathspec.GitIgnoreSpec.from_lines(lines))
         except ValueError:
@@ -122,6 +124,21 @@ class IgnoreFile:
         """True (ignored), False (re-included by ``!``) or None (no pattern matched)."""
         local = rel if self.base == "." else rel[len(self.base) + 1 :]
         return self.spec.check_file(local + "/" if is_dir else local).include
+
+
+def read_regular_file(path: Path) -> bytes | None:
+    """The bytes of ``path`` (symlinks followed) when it is a regular file; None otherwise or when it
+    cannot be read. Opened without blocking, so a FIFO (or a device) under a file's name is refused
+    instead of waiting for a writer that never comes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            return handle.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+        except OSError:
+            return None
 
 
 def _readable_lines(lines: list[str]) -> list[str]:
