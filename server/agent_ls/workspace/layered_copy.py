@@ -15,7 +15,9 @@ the repository's size. Its life:
       secrets, ``.git``, special files and hard-linked files, each masked in the view by the sandbox;
    c. the upper folder's reviewable entries are noted (a walk of the upper folder only: what commands
       and pending edits put there, minus gitignored folders, caches and dependency trees);
-2. the command runs in the view (``ShellRunner``, ``masked_inside`` and ``layers`` to ``execute``);
+2. the command runs in the view (``ShellRunner``, ``masked_inside`` and ``layers`` to ``execute``),
+   which the sandbox shows at the workspace's own path: absolute paths into the workspace (a venv
+   script's ``#!`` line) reach the view, and writes through them land in the upper folder;
 3. ``changes_since`` compares the upper folder with what ``prepare`` noted: files new or changed in it
    are changed; whiteouts, opaque folders and files gone are deleted (a reviewable workspace file that
    the view no longer shows); ``restore`` undoes a change by removing it from the upper folder (and
@@ -105,13 +107,12 @@ class LayeredCopy:
         return self._layers
 
     @property
-    def masked_inside(self) -> tuple[tuple[Path, bool], ...]:
-        """The view's entries to mask at the last ``prepare`` (path, is a directory), those the view
-        shows (not deleted by a command)."""
-        merged = self.path
-        if merged is None:
+    def masked_inside(self) -> tuple[tuple[str, bool], ...]:
+        """The view's entries to mask at the last ``prepare`` (workspace-relative path, is a directory),
+        those the view shows (not deleted by a command)."""
+        if self._layers is None:
             return ()
-        return tuple((merged / rel, is_dir) for rel, _, is_dir in self._masks.entries if self._shown(rel))
+        return tuple((rel, is_dir) for rel, _, is_dir in self._masks.entries if self._shown(rel))
 
     linked: tuple[Path, ...] = ()
     masked: tuple[Path, ...] = ()

@@ -50,7 +50,7 @@ async def execute(
     note: str | None = None,
     readonly: Sequence[Path] = (),
     masked: Sequence[Path] = (),
-    masked_inside: Sequence[tuple[Path, bool]] = (),
+    masked_inside: Sequence[tuple[str, bool]] = (),
     layers: tuple[MountLayers, str] | None = None,
     sink: OutputSink | None = None,
 ) -> CommandResult:
@@ -62,7 +62,8 @@ async def execute(
     secret files to make unreadable: those inside the linked entries, or every one of the workspace in
     workspace mode); they are unused without a sandbox, where the copy links around secrets instead.
     With ``layers`` (the view's folders and the ``unshare`` program), ``cwd`` is an overlay view mounted
-    just before the sandbox (``workspace.layers``), and ``masked_inside`` are its entries to mask.
+    just before the sandbox (``workspace.layers``), shown at the workspace's own path, and
+    ``masked_inside`` are its entries to mask (relative paths).
 
     Returns:
         ``exit_code`` (negative for a signal; None when it timed out) and stdout plus stderr
@@ -84,6 +85,7 @@ async def execute(
             readonly=readonly,
             masked=masked,
             masked_inside=masked_inside,
+            view_at=workspace_root if layers is not None else None,
         )
         if layers is not None:
             argv = layers[0].wrap(argv, layers[1])

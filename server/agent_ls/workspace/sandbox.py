@@ -166,7 +166,8 @@ class Sandbox:
         environ: Mapping[str, str],
         readonly: Sequence[Path] = (),
         masked: Sequence[Path] = (),
-        masked_inside: Sequence[tuple[Path, bool]] = (),
+        masked_inside: Sequence[tuple[str, bool]] = (),
+        view_at: Path | None = None,
     ) -> list[str]:
         """The ``bwrap`` argv that runs ``argv`` in ``shadow`` inside the sandbox.
 
@@ -197,9 +198,12 @@ class Sandbox:
             masked: files and directories made unreadable wherever the command can reach them: the
                 secrets inside the ``readonly`` folders, or, in workspace mode, every secret of the
                 workspace. A directory becomes an empty tmpfs; a missing path is skipped.
-            masked_inside: entries of ``shadow`` to mask after it, as (path, is a directory), taken as
-                given: an overlay view (``workspace.layers``) is not mounted on the host, so its entries
-                cannot be looked at here.
+            masked_inside: entries of ``shadow`` to mask after it, as (path relative to it, is a
+                directory), taken as given: an overlay view (``workspace.layers``) is not mounted on
+                the host, so its entries cannot be looked at here.
+            view_at: where to mount ``shadow`` and run, instead of its own path: the workspace's path,
+                for an overlay view, so that absolute paths into the workspace (a venv script's
+                ``#!`` line, a config naming the project) reach the view, never the real tree.
 
         Returns:
             ``[bwrap, options..., "--", *argv]``; it never fails, and a mount bwrap cannot make makes
@@ -262,21 +266,23 @@ class Sandbox:
         for path in (p for p in visible if p not in inside and _real(p) not in readable):
             # After the re-exposed directories and linked folders, so none of them can uncover a secret.
             args += _mask(path)
+        mount = _real(view_at) if view_at is not None else shadow
         args += [
             # Last but the masks inside it, so no other mask covers it (it usually lives under the
             # private /tmp).
-            "--bind", str(shadow), str(shadow),
+            "--bind", str(shadow), str(mount),
         ]  # fmt: skip
         for path in inside:
             # Read-only over itself: git reads it, and no command can plant settings the user's git runs.
             args += ["--ro-bind", str(path), str(path)] if _real(path) in readable else _mask(path)
-        for path, is_dir in masked_inside:
-            args += ["--tmpfs", str(path)] if is_dir else ["--ro-bind", "/dev/null", str(path)]
+        for rel, is_dir in masked_inside:
+            inside_path = str(mount / rel)
+            args += ["--tmpfs", inside_path] if is_dir else ["--ro-bind", "/dev/null", inside_path]
         if in_workspace:
             for hooks in _git_hooks((p for p in secrets if _is_git_config(p, git_configs)), shadow):
                 args += ["--ro-bind", str(hooks), str(hooks)]  # no hook planted for the user's git
         args += [
-            "--chdir", str(shadow),
+            "--chdir", str(mount),
             # A TMPDIR outside /tmp would be read-only in here; the default /tmp is private and writable.
             "--unsetenv", "TMPDIR",
             "--",

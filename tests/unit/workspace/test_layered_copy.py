@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -201,3 +202,17 @@ async def test_workspace_mode_masks_come_from_the_index(
         result = await run(runner, "python3 -c \"print(open('.env').read())\"")
         assert "sk-live" not in result.output
     assert layered.index.walks == 1
+
+
+async def test_absolute_paths_into_the_workspace_reach_the_view_never_the_real_tree(
+    runner: ShellRunner, overlay: Overlay, root: Path
+) -> None:
+    write(root, {"a.py": "disk\n", "tool/run": f"#!{root}/tool/python\nprint('ran')\n"})
+    (root / "tool/python").symlink_to(os.path.realpath(sys.executable))  # a venv's interpreter link
+    (root / "tool/run").chmod(0o755)
+    overlay.propose("a.py", "proposed\n")
+    result = await run(runner, f"pwd; cat {root}/a.py; {root}/tool/run; echo written > {root}/a.py")
+    assert result.output.splitlines()[:3] == [str(os.path.realpath(root)), "proposed", "ran"]
+    assert result.changed_paths == ("a.py",)
+    assert (root / "a.py").read_text() == "disk\n"
+    assert overlay.read_text("a.py") == "written\n"
