@@ -55,6 +55,10 @@ def runner(layered: LayeredCopy, overlay: Overlay, shadow: ShadowCopy) -> ShellR
     return ShellRunner(shadow, overlay, ENVIRON, sandbox=require_sandbox(), layered=layered)
 
 
+def resolved(path: Path) -> Path:
+    return path.resolve()
+
+
 def upper(layered: LayeredCopy) -> set[str]:
     """The entries of the view's upper folder (what commands and pending edits put there)."""
     assert layered.layers is not None
@@ -208,11 +212,11 @@ async def test_absolute_paths_into_the_workspace_reach_the_view_never_the_real_t
     runner: ShellRunner, overlay: Overlay, root: Path
 ) -> None:
     write(root, {"a.py": "disk\n", "tool/run": f"#!{root}/tool/python\nprint('ran')\n"})
-    (root / "tool/python").symlink_to(os.path.realpath(sys.executable))  # a venv's interpreter link
+    (root / "tool/python").symlink_to(resolved(Path(sys.executable)))  # a venv's interpreter link
     (root / "tool/run").chmod(0o755)
     overlay.propose("a.py", "proposed\n")
     result = await run(runner, f"pwd; cat {root}/a.py; {root}/tool/run; echo written > {root}/a.py")
-    assert result.output.splitlines()[:3] == [str(os.path.realpath(root)), "proposed", "ran"]
+    assert result.output.splitlines()[:3] == [str(resolved(root)), "proposed", "ran"]
     assert result.changed_paths == ("a.py",)
     assert (root / "a.py").read_text() == "disk\n"
     assert overlay.read_text("a.py") == "written\n"
