@@ -24,6 +24,7 @@ from agent_ls.config.schema import ConfigFile, is_inner_relative
 from agent_ls.core.file_diagnostics import FileDiagnostic
 from agent_ls.policy.rules import Rule, parse_rules
 from agent_ls.policy.user_rules import USER_SOURCE, drop_bad_entries, loosening_hint, loosens
+from agent_ls.workspace.regular_files import open_regular
 
 Severity = Literal["error", "warning"]
 KeyTest = Callable[[KeyPath, Any], bool]
@@ -77,8 +78,10 @@ class ConfigText:
         """
         loaded = cls(path)
         try:
-            # utf-8-sig: a byte order mark (Windows editors add one) is not part of the TOML.
-            text = path.read_text(encoding="utf-8-sig")
+            # utf-8-sig: a byte order mark (Windows editors add one) is not part of the TOML. Opened
+            # without blocking: a FIFO named agent-ls.toml is "not a regular file", not a hang.
+            with open_regular(path) as handle:
+                text = handle.read().decode("utf-8-sig")
         except FileNotFoundError:
             return loaded
         except (OSError, UnicodeDecodeError) as exc:

@@ -16,9 +16,9 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from agent_ls.instructions.frontmatter import split_frontmatter
-from agent_ls.instructions.reading import open_regular
 from agent_ls.instructions.skill_parse import Skill
 from agent_ls.workspace.dependency_folders import dependency_name
+from agent_ls.workspace.regular_files import open_regular
 
 CATALOG_INTRO = "Skills: when a task matches one, call the skill tool with its name first, then follow it."
 """Short on purpose, like the list below: the catalog is in every request (DESIGN.md first-request budget)."""
@@ -181,7 +181,7 @@ def load_body(skill: Skill, max_bytes: int | None = None) -> str:
 
     Raises:
         OSError: SKILL.md can no longer be read, is no longer a regular file, or is a hard link
-            (``reading.open_regular``). UnicodeDecodeError: it is no longer UTF-8.
+            (``regular_files.open_regular``). UnicodeDecodeError: it is no longer UTF-8.
     """
     # Not blocking on a SKILL.md replaced by a FIFO since discovery; not reading a second name of a secret.
     with open_regular(skill.path, hard_links_base=skill.path.parent) as file:

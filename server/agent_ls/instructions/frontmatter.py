@@ -38,7 +38,7 @@ from typing import Any
 import yaml
 
 from agent_ls.core.file_diagnostics import FileDiagnostic
-from agent_ls.instructions.reading import open_regular
+from agent_ls.workspace.regular_files import open_regular
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -111,7 +111,7 @@ def read_head(
     Args:
         path: the file (symlinks followed).
         max_bytes: the most bytes read (the body of a long SKILL.md is never read in full at discovery).
-        hard_links_base: as ``reading.open_regular`` (a FIFO is refused whatever it is).
+        hard_links_base: as ``regular_files.open_regular`` (a FIFO is refused whatever it is).
 
     Returns:
         ``(text, complete)``: the decoded prefix, cut after its last line break unless the whole file was read

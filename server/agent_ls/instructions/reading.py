@@ -23,9 +23,8 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
-from agent_ls.workspace import hard_links
+from agent_ls.workspace.regular_files import check_regular
 
 BOM = b"\xef\xbb\xbf"
 # LSP line breaks (3.17 "Text Documents"): CRLF, LF or CR; nothing else splits lines for diagnostics.
@@ -50,42 +49,6 @@ class Readout:
     invalid_utf8: bool
 
 
-def open_regular(path: Path, *, hard_links_base: Path | None = None) -> BinaryIO:
-    """``path`` (following symlinks) open for reading in binary, when it is a regular file; never blocks.
-
-    Args:
-        path: the file.
-        hard_links_base: the folder below which dependency folders exempt a file from the hard-link
-            rule (``workspace.hard_links``): the workspace's real root, a skill's folder (a file outside
-            it follows the rule without exemption); None: the rule does not apply (a global file).
-
-    Raises:
-        OSError: it cannot be opened, is not a regular file (EINVAL: a FIFO, a socket, a device, a
-            directory), or is a hard link the rule refuses (EPERM, ``strerror`` says why).
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        _check_regular(fd, path, hard_links_base)
-    except BaseException:
-        os.close(fd)
-        raise
-    return os.fdopen(fd, "rb")
-
-
-def _check_regular(fd: int, path: Path, hard_links_base: Path | None) -> os.stat_result:
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    if hard_links_base is None or not hard_links.has_other_names(info):
-        return info
-    real = Path(os.path.realpath(path))
-    base = hard_links_base if real.is_relative_to(hard_links_base) else real.parent
-    advice = hard_links.refusal(base, real.relative_to(base).as_posix(), info)
-    if advice is not None:
-        raise OSError(errno.EPERM, advice, str(path))
-    return info
-
-
 def read_head(path: Path, limit: int, *, hard_links_base: Path | None = None) -> Readout | str:
     """Read ``path`` (following symlinks) up to ``limit`` bytes past the BOM.
 
@@ -93,7 +56,7 @@ def read_head(path: Path, limit: int, *, hard_links_base: Path | None = None) ->
         path: the file; the caller has already applied the symlink and workspace policy.
         limit: bytes of content wanted (at least the caller's largest allowance); a few more are read
             to tell a complete file from a cut one.
-        hard_links_base: as ``open_regular``: the workspace's real root for the files of the workspace.
+        hard_links_base: as ``regular_files.open_regular``: the workspace's real root for its files.
 
     Returns:
         A ``Readout``, or a one-line reason when the file cannot be read ("not a regular file",
@@ -105,7 +68,9 @@ def read_head(path: Path, limit: int, *, hard_links_base: Path | None = None) ->
         return f"cannot be read: {exc.strerror or exc}"
     try:
         try:
-            info = _check_regular(fd, path, hard_links_base)
+            info = check_regular(fd, path, hard_links_base)
+        except IsADirectoryError:
+            return "not a regular file"
         except OSError as exc:
             return exc.strerror if exc.errno in (errno.EINVAL, errno.EPERM) and exc.strerror else str(exc)
         wanted = max(limit, 0) + len(BOM) + 4

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from pathlib import Path
 import pathspec
 
 from agent_ls.core.errors import ToolError
+from agent_ls.workspace.regular_files import open_regular
 
 _ALWAYS_SKIPPED = ".git"
 
@@ -128,17 +128,12 @@ class IgnoreFile:
 
 def read_regular_file(path: Path) -> bytes | None:
     """The bytes of ``path`` (symlinks followed) when it is a regular file; None otherwise or when it
-    cannot be read. Opened without blocking, so a FIFO (or a device) under a file's name is refused
-    instead of waiting for a writer that never comes."""
+    cannot be read (``regular_files.open_regular``: a FIFO under the name does not block)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open_regular(path) as handle:
+            return handle.read()
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            return handle.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
-        except OSError:
-            return None
 
 
 def _readable_lines(lines: list[str]) -> list[str]:
