@@ -20,7 +20,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -29,7 +29,8 @@ def open_regular(path: Path, *, hard_links_base: Path | None = None) -> BinaryIO
 
     Raises:
         OSError: it cannot be opened, is a directory (``IsADirectoryError``), is not a regular file
-            (EINVAL: a FIFO, a socket, a device), or is a hard link the rule refuses (EPERM, ``strerror`` says why).
+            (EINVAL: a FIFO, a socket, a device), or is a hard link the rule refuses (EPERM,
+            ``strerror`` says why).
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:

@@ -94,8 +94,9 @@ class SecretScan:
         A secret is an entry the policy calls secret (a secret directory is listed, not entered), a
         symlink resolving to one, or a regular file with more than one name outside the dependency
         folders (``hard_links``; files of a folder outside them cost one ``lstat`` each). A listing
-        remembered by its directory's ``lstat`` does not see a file gain a name elsewhere later. Symlinks are not followed, and the ``objects`` and ``lfs``
-        directories of a git directory are not entered. A directory that cannot be read counts as
+        remembered by its directory's ``lstat`` does not see a file gain a name elsewhere later.
+        Symlinks are not followed, and the ``objects`` and ``lfs`` directories of a git directory are
+        not entered. A directory that cannot be read counts as
         empty: commands run as the same user cannot read it either. Blocks.
 
         Returns:
