@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from agent_ls.workspace.layers import layers_status
 from agent_ls.workspace.shell_runner import NO_SANDBOX_NOTE
 from tests.support.model_server import FakeModelServer
 from tests.support.processes import command_lines, processes_with, require_sandbox
@@ -116,13 +117,16 @@ def start_run(server: FakeModelServer, project: Path, home: Path, config_dir: Pa
     )
 
 
-def run_to_end(steps: list[dict[str, Any]], project: Path, home: Path, config_dir: Path) -> list[str]:
-    """Run the script to its end; the text of every tool result the model received, in order."""
+def run_to_end(
+    steps: list[dict[str, Any]], project: Path, home: Path, config_dir: Path, *, proposed: str = ""
+) -> list[str]:
+    """Run the script to its end; the text of every tool result the model received, in order.
+    ``proposed``: the diff ``agent-ls run`` must print (none by default)."""
     with FakeModelServer(steps) as server:
         process = start_run(server, project, home, config_dir)
         stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 0, stderr
-    assert stdout == ""  # no file of the workspace was changed: no diff
+    assert stdout == proposed  # no file of the workspace was changed but those proposed
     results = [
         message["content"]
         for request in server.requests
@@ -174,9 +178,17 @@ def test_writes_outside_the_shadow_fail(project: Path, home: Path, config_dir: P
         "        print('failed', target, exc.strerror)\n"
     )
     command = f"python3 -c {shlex.quote(code)} {shlex.join(targets)}"
-    (result,) = run_to_end([bash(command), {"content": "done"}], project, home, config_dir)
+    # The workspace's own paths reach the overlay view: a write there is a proposal, like a relative one
+    # (with the copy, the real workspace is an empty private folder inside, and the write lands nowhere).
+    view = layers_status(require_sandbox().bwrap).unshare is not None
+    proposed = (
+        "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-print('app')\n+pwned\n\\ No newline at end of file\n"
+        "--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+pwned\n\\ No newline at end of file\n"
+    )
+    steps = [bash(command), {"content": "done"}]
+    (result,) = run_to_end(steps, project, home, config_dir, proposed=proposed if view else "")
     assert f"failed {etc} Read-only file system" in result
-    # The real workspace and the home are empty private folders inside: writes there land nowhere.
+    # The real workspace and the home are untouched: the home is an empty private folder inside.
     assert (project / "app.py").read_text() == "print('app')\n"
     assert (home / "keep.txt").read_text() == "keep\n"
     assert not (project / "new.py").exists() and not (home / "new.txt").exists() and not Path(etc).exists()
