@@ -239,6 +239,19 @@ class PermissionPolicy:
         decision = self.check_path(check.rel if check.rel is not None else check.path, write)
         return replace(decision, subject=path)
 
+    def read_denied(self) -> Callable[[str], bool] | None:
+        """The test of a workspace-relative path whose read is denied, for the tools that show files
+        without reading each one (grep's hits, list_files's entries); None when no ``read`` rule denies.
+
+        A path is denied when a ``read`` deny rule matches it (``Rule.matches``): deny is the strictest
+        verdict, so no other rule or approval can change ``check_path``'s answer then. Claude Code
+        likewise hides the paths its ``Read(...)`` deny rules name from Grep and Glob.
+        """
+        denying = tuple(rule for rule in self.rules if rule.key == "read" and rule.verdict == "deny")
+        if not denying:
+            return None
+        return lambda rel: any(rule.matches(rel) for rule in denying)
+
     def check_tool(self, name: str) -> Decision:
         """Judge an MCP tool call by the ``mcp__<server>__<tool>`` rules."""
         judgement = judge(name, name, self.rules)

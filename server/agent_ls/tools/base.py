@@ -66,12 +66,16 @@ class ToolContext:
             so the runner stops the command and reports its output before the registry gives up.
         instructions: attaches nested AGENTS.md files to the results of calls that read, list or edit
             inside their folder; None: no nested loading.
+        read_denied: whether the permission policy denies reading a workspace-relative path
+            (``PermissionPolicy.read_denied``); grep and list_files leave such paths out. Set by the
+            registry for each call; None: nothing is denied.
     """
 
     workspace: Workspace
     runner: CommandRunner
     command_timeout_s: float = 50.0
     instructions: InstructionAttacher | None = None
+    read_denied: Callable[[str], bool] | None = None
 
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)

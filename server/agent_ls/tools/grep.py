@@ -9,15 +9,18 @@ column 20,000 is visible and read_file's ``column`` reads on from there.
 At most ``MAX_LINES`` (200) lines and about ``MAX_CHARS`` (20,000) characters. Files share that budget
 in turns (each file's first hit, then each one's second, ...), so one file with many or long matches
 cannot hide the others. A last line says how many matches were left out and how to narrow the search.
+The hits of a file whose read the permission policy denies (a ``read`` deny rule, ``Read(secret/**)``)
+are neither shown nor counted.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_ls.core.file_views import SearchHit
+from agent_ls.core.file_views import SearchHit, SearchResult
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
 MAX_LINES = 200
@@ -44,6 +47,8 @@ async def run(args: Args, ctx: ToolContext) -> ToolOutput:
     found = await ctx.workspace.search(
         args.pattern, rel, args.glob, max_line_chars=MAX_LINE_CHARS, window=WINDOW_CHARS
     )
+    if ctx.read_denied is not None:
+        found = _without_denied(found, ctx.read_denied)
     if not found.counts and not found.unreadable:
         return ToolOutput("no matches")
     chosen = _in_turns(found.hits)
@@ -58,6 +63,18 @@ async def run(args: Args, ctx: ToolContext) -> ToolOutput:
             f"(showing {len(chosen):,} of {total:,} matches{unshown}; narrow with path, glob or pattern)"
         )
     return ToolOutput("\n".join(shown))
+
+
+def _without_denied(found: SearchResult, denied: Callable[[str], bool]) -> SearchResult:
+    """``found`` without the files whose read the policy denies: one test per matching file."""
+    hidden = {path for path in found.counts if denied(path)}
+    if not hidden:
+        return found
+    return SearchResult(
+        tuple(hit for hit in found.hits if hit.path not in hidden),
+        {path: count for path, count in found.counts.items() if path not in hidden},
+        tuple(note for note in found.unreadable if not any(note.startswith(f"{p}:") for p in hidden)),
+    )
 
 
 def _in_turns(hits: tuple[SearchHit, ...]) -> list[SearchHit]:

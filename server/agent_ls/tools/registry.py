@@ -241,7 +241,8 @@ class ToolRegistry:
         try:
             limit = None if tool.own_timeout else self._tool_timeout_s
             async with asyncio.timeout(limit) as deadline:
-                output: ToolOutput = await tool.run(args, self._ctx)
+                ctx = replace(self._ctx, read_denied=self._policy.read_denied())
+                output: ToolOutput = await tool.run(args, ctx)
         except ToolError as exc:
             return _Result(f"Error: {exc}", is_error=True)
         except TimeoutError as exc:
