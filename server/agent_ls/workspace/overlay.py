@@ -22,7 +22,6 @@ proposed inside the first root only; other roots and extra directories are read-
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import shutil
@@ -41,7 +40,7 @@ from agent_ls.workspace.child_env import child_environment
 from agent_ls.workspace.listing import Selection, walk_files
 from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.ripgrep_files import list_with_ripgrep
-from agent_ls.workspace.sandbox import Sandbox, find_sandbox
+from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.search import SearchSpec
 from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.text_pages import page_of
@@ -84,7 +83,8 @@ class Overlay:
             pending texts; it never searches it); a new (lazily created) one by default. ``close``
             deletes it.
         environ: the environment ripgrep's allowlisted one is built from (``child_environment``).
-        sandbox: where ripgrep runs, as for ``ShellRunner``.
+        sandbox: unused, kept for the callers that pass the shell's: ripgrep runs outside the sandbox
+            (``tree_search`` says why).
         paths: the session's path policy (configured secrets, extra directories, more roots); by
             default one with the built-in secrets and ``root`` as the only root. Its first root must
             be ``root``.
@@ -109,8 +109,6 @@ class Overlay:
         self._encodings: dict[str, tuple[tuple[int, int], TextEncoding]] = {}
         self.shadow = shadow if shadow is not None else ShadowCopy(self._paths.real_root, paths=self._paths)
         self._env = child_environment(environ or {})
-        self._detect = sandbox == "detect"
-        self._sandbox = None if isinstance(sandbox, str) else sandbox
 
     @property
     def root(self) -> Path:
@@ -325,10 +323,10 @@ class Overlay:
             in a legacy encoding decoded in it. Gitignored and hidden files are skipped unless ``glob``
             names hidden ones.
 
-        ripgrep runs like a shell command (``processes.execute``): in the sandbox, with the command
-        environment, killed with its process group on cancel. It searches the real tree and the pending
-        texts apart (``tree_search``); a secret file, or a file reached through a symbolic link, is never
-        in the hits.
+        ripgrep runs through ``processes.execute``, outside the sandbox (``tree_search`` says why), with
+        the command environment, killed with its process group on cancel. It searches the real tree and
+        the pending texts apart (``tree_search``); a secret file, or a file reached through a symbolic
+        link, is never in the hits.
 
         Raises:
             ToolError: ripgrep is missing, it failed (an invalid regex: the message is rg's), it took
@@ -337,14 +335,11 @@ class Overlay:
                 link since it was resolved.
         """
         rg = _ripgrep()
-        if self._detect:
-            self._sandbox = await asyncio.to_thread(find_sandbox)
-            self._detect = False
 
         def decode_line(path: str, raw: bytes) -> str:
             return raw.decode(self.encoding_of(path).codec, "replace")
 
-        run = RipgrepRun(rg, self._env, self._sandbox, self.root, max_line_chars, window, decode_line)
+        run = RipgrepRun(rg, self._env, self.root, max_line_chars, window, decode_line)
         return await search_tree(run, SearchSpec(pattern, rel, glob), self._paths, self.unsaved_files())
 
     def close(self) -> None:

@@ -2,9 +2,10 @@
 
 One search (``run_ripgrep``), in order:
 
-1. ripgrep runs like a shell command (``processes.execute``: sandboxed, killed with its group) with
-   ``--json``, so each match comes with its line number and the byte offsets of every submatch, in
-   the directory and with the ignore flags and paths of a ``ripgrep_scope.RipgrepScope``;
+1. ripgrep runs through ``processes.execute`` (killed with its group on cancel or timeout), outside the
+   sandbox (``tree_search`` says why), with ``--json``, so each match comes with its line number and
+   the byte offsets of every submatch, in the directory and with the ignore flags and paths of a
+   ``ripgrep_scope.RipgrepScope``;
 2. ``RipgrepStream`` reads that stream as it arrives. A path the caller does not ``keep`` (a secret, a
    file whose pending text is searched apart, one outside the scope) is dropped before it is counted.
    Per matching line it keeps a ``SearchHit``: the
@@ -37,7 +38,6 @@ from agent_ls.workspace.dependency_folders import CATALOGUE
 from agent_ls.workspace.listing import names_hidden
 from agent_ls.workspace.processes import execute
 from agent_ls.workspace.ripgrep_scope import RipgrepScope
-from agent_ls.workspace.sandbox import Sandbox
 
 SEARCH_TIMEOUT_S = 50.0
 """ripgrep gets less than the registry's 60 s, so it is stopped here and the model reads why."""
@@ -87,7 +87,6 @@ async def run_ripgrep(
     *,
     scope: RipgrepScope,
     env: dict[str, str],
-    sandbox: Sandbox | None,
     workspace_root: Path,
     max_line_chars: int,
     window: int,
@@ -123,7 +122,7 @@ async def run_ripgrep(
         args,
         cwd=scope.cwd,
         env=env,
-        sandbox=sandbox,
+        sandbox=None,  # ripgrep only reads, and what it may read is decided here (tree_search)
         workspace_root=workspace_root,
         timeout_s=SEARCH_TIMEOUT_S,
         head_chars=0,

@@ -16,9 +16,22 @@
 3. the two results are merged as one search over both would have given them (``search.merged``).
 
 The two passes run at the same time (the pending one is mostly a process start); when the disk pass
-fails (an invalid regex) or the search is cancelled, the pending one is stopped. Both run like a shell
-command (``processes.execute``: sandboxed, killed with their group on cancel or timeout). With nothing
-pending, nothing is written: grep costs what ripgrep costs.
+fails (an invalid regex) or the search is cancelled, the pending one is stopped. Both run through
+``processes.execute`` (killed with their group on cancel or timeout). With nothing pending, nothing is
+written: grep costs what ripgrep costs.
+
+ripgrep runs outside the sandbox: starting bubblewrap (10-15 ms here) cost as much as ripgrep's whole
+search of a 1,000-file tree. The sandbox kept nothing of the workspace from it (the disk pass runs in
+the real tree, unmasked): what is shown is decided by the checks above, and ripgrep reaches nothing
+else. It follows no symbolic link: ``--no-config`` (no config file adds ``--follow`` or ``--pre``),
+its walk does not enter links, a searched path that is one is refused (``_disk_scope``), and a hit in
+a folder reached through one is dropped (``_DiskHits``); ``.git`` and the dependency folders are never
+walked (``search.SKIPPED_GLOBS``); its environment is the commands' allowlisted one. What the sandbox
+also hid was the machine outside the workspace from a folder swapped for a link *while* ripgrep walks
+and swapped back before its first hit is checked: only a process writing the real tree during the
+search could do that, and the agent's commands do not (tool calls run one at a time, a sandboxed
+command's processes end with it, and commands write a view or a copy, not the tree, unless
+``shell.mode = "workspace"`` and two runs overlap).
 """
 
 from __future__ import annotations
@@ -37,7 +50,6 @@ from agent_ls.workspace.hard_links import HardLinks
 from agent_ls.workspace.owned_temp_dirs import OwnedDir, make_owned_dir
 from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.ripgrep_scope import RipgrepScope, scope_of
-from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.search import SKIPPED_GLOBS, LineDecoder, PathFilter, SearchSpec, merged, run_ripgrep
 
 PENDING_PREFIX = "agent-ls-grep-"
@@ -48,13 +60,12 @@ _RULE_FILES = (".gitignore", ".ignore", ".rgignore")
 
 @dataclass(frozen=True)
 class RipgrepRun:
-    """How ripgrep runs and reads: the binary, its environment and sandbox, and the hit bounds.
+    """How ripgrep runs and reads: the binary, its environment, and the hit bounds.
 
     Attributes:
         rg: the ripgrep binary.
         env: its environment (``child_env.child_environment``).
-        sandbox: the sandbox it runs in, None for none.
-        workspace_root: the workspace root as given (``Sandbox.wrap`` hides it).
+        workspace_root: the workspace root as given.
         max_line_chars: a hit line's most characters shown whole (``search.RipgrepStream``).
         window: characters each side of a match in a longer line.
         decode_line: decodes a line in a legacy encoding (the file's).
@@ -62,7 +73,6 @@ class RipgrepRun:
 
     rg: str
     env: dict[str, str]
-    sandbox: Sandbox | None
     workspace_root: Path
     max_line_chars: int
     window: int
@@ -77,7 +87,6 @@ class RipgrepRun:
             spec,
             scope=scope,
             env=self.env,
-            sandbox=self.sandbox,
             workspace_root=self.workspace_root,
             max_line_chars=self.max_line_chars,
             window=self.window,

@@ -33,26 +33,19 @@ class Deny:
         return Approval("deny")
 
 
-@pytest.fixture(params=["sandboxed", "unsandboxed"])
-def sandboxed(request: pytest.FixtureRequest) -> bool:
-    return bool(request.param == "sandboxed")
-
-
 @pytest.fixture
-def session(root: Path, sandboxed: bool) -> Iterator[Session]:
-    yield from _session(root, sandboxed)
+def session(root: Path) -> Iterator[Session]:
+    yield from _session(root)
 
 
 def _session(
-    root: Path, sandboxed: bool, *, env: EnvSnapshot | None = None, buffers: FakeBuffers | None = None
+    root: Path, *, env: EnvSnapshot | None = None, buffers: FakeBuffers | None = None
 ) -> Iterator[Session]:
+    """A session as the editor's (ripgrep runs outside the sandbox whatever the machine has)."""
     environ = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/")}
     if env is not None:
         environ["HOME"] = env.get("HOME") or environ["HOME"]
     session = assemble_session(root=root, approver=Deny(), environ=environ, env=env, buffers=buffers)
-    if not sandboxed:
-        session.overlay._detect = False
-        session.overlay._sandbox = None
     yield session
     session.close()
 
@@ -85,7 +78,7 @@ async def test_a_long_line_of_a_secret_with_a_non_utf8_name_is_no_oracle(
 
 
 async def test_grep_never_writes_an_open_buffer_outside_the_workspace(
-    tmp_path: Path, root: Path, sandboxed: bool, temp: Path
+    tmp_path: Path, root: Path, temp: Path
 ) -> None:
     """The pending pass wrote each unsaved buffer at ``<temp dir> / path``; a buffer of a file in a skill's
     folder (readable, outside the workspace) has an absolute path, so the editor's unsaved text was
@@ -99,7 +92,7 @@ async def test_grep_never_writes_an_open_buffer_outside_the_workspace(
     buffers = FakeBuffers()
     buffers.open[skill / "notes.md"] = OpenBuffer("hello from an unsaved buffer\n", 3)
     env = EnvSnapshot({"HOME": str(home), "AGENT_LS_CONFIG_DIR": str(tmp_path / "config")})
-    for session in _session(root, sandboxed, env=env, buffers=buffers):
+    for session in _session(root, env=env, buffers=buffers):
         assert await call(session, "grep", pattern="hello") == (False, "a.txt:1:1:hello")
         assert (skill / "notes.md").read_text() == "disk\n"
         is_error, output = await call(session, "grep", pattern="disk", path=str(skill))

@@ -14,15 +14,16 @@ from agent_ls.core.errors import PathRefused, ToolError
 from agent_ls.core.file_views import SearchResult
 from agent_ls.workspace.listing import Selection
 from agent_ls.workspace.overlay import OpenBuffer, Overlay
+from agent_ls.workspace.sandbox import Sandbox
 from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.tree_search import PENDING_PREFIX
 from tests.unit.workspace.conftest import FakeBuffers, write
 
 
-@pytest.fixture(params=["sandboxed", "unsandboxed"])
-def overlay(request: pytest.FixtureRequest, root: Path, buffers: FakeBuffers, shadow: ShadowCopy) -> Overlay:
-    """The conftest's overlay, with bubblewrap where this machine has it and without."""
-    return Overlay(root, buffers, shadow=shadow, sandbox="detect" if request.param == "sandboxed" else None)
+@pytest.fixture
+def overlay(root: Path, buffers: FakeBuffers, shadow: ShadowCopy) -> Overlay:
+    """An overlay whose commands would use this machine's bubblewrap (grep does not: see below)."""
+    return Overlay(root, buffers, shadow=shadow, sandbox="detect")
 
 
 @pytest.fixture
@@ -44,6 +45,23 @@ async def test_a_search_without_pending_edits_makes_no_copy(
     assert _lines(await overlay.search("needle", ".", None)) == ["b.txt:1:needle too", "src/a.py:1:needle"]
     assert shadow.path is None
     assert not any(temp.iterdir())  # noqa: ASYNC240 (a test's directory listing)
+
+
+async def test_grep_runs_ripgrep_itself_never_through_bubblewrap(
+    root: Path, shadow: ShadowCopy, tmp_path: Path
+) -> None:
+    """Starting bubblewrap cost as much as ripgrep's whole search of a 1,000-file tree (issue 14), so grep
+    runs ripgrep directly, on the disk and on the pending texts; its own checks keep secrets and links
+    out (the other tests here run the same way)."""
+    started = tmp_path / "bwrap-started"
+    fake = tmp_path / "bwrap"
+    fake.write_text(f'#!/bin/sh\ntouch {started}\nwhile [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n')
+    fake.chmod(0o755)
+    overlay = Overlay(root, None, shadow=shadow, sandbox=Sandbox(str(fake)))
+    write(root, {"a.py": "needle\n"})
+    overlay.propose("b.py", "needle\n")
+    assert _lines(await overlay.search("needle", ".", None)) == ["a.py:1:needle", "b.py:1:needle"]
+    assert not started.exists()
 
 
 async def test_pending_text_replaces_the_disk_text_and_leaves_no_files_behind(
