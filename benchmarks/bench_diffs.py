@@ -12,8 +12,11 @@ Candidates, each given the two texts split anew by the server's ``split_lines`` 
 terminators; fresh strings, so a matcher pays for hashing them as the server does):
 ``difflib.SequenceMatcher`` with ``autojunk=False`` (what the server used), ``cydifflib`` (the same
 algorithm in C, when installed), ``rapidfuzz``'s Indel opcodes (when installed),
-``patiencediff.PatienceSequenceMatcher`` (breezy's, Rust), and the server's own path:
-``line_diff.text_diff`` uncached (split + patience diff), then everything a proposal needs (``line_hunks``,
+``patiencediff.PatienceSequenceMatcher`` (breezy's, Rust; what the server used, when installed), libgit2's
+diff through ``pygit2`` (when installed), Mercurial's C ``bdiff.blocks`` and ``bdiff.xdiffblocks`` (git's
+xdiff, which the server uses; these three are given the texts, joined and encoded, and cut lines at
+``\\n`` themselves), and the server's own path:
+``line_diff.text_diff`` uncached (split + xdiff), then everything a proposal needs (``line_hunks``,
 ``unified_diff``, ``line_counts``) first with an empty cache and then again (cache hits). ``changed`` is
 removed + added lines (fewer is a tighter diff). GNU ``diff`` is timed as a process (``diff old new`` /
 ``diff -r old/ new/``), start-up included. Medians of ``--repeat`` runs (difflib runs once: it takes
@@ -39,6 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import scale_trees as trees  # noqa: E402
+from mercurial.cext import bdiff  # noqa: E402
 
 from agent_ls.core.proposal import FileChange  # noqa: E402
 from agent_ls.workspace.diffs import line_counts, unified_diff  # noqa: E402
@@ -99,9 +103,47 @@ def _candidates() -> dict[str, Callable[[list[str], list[str]], Opcodes]]:
         found["rapidfuzz Indel.opcodes"] = lambda a, b: [tuple(op) for op in indel.opcodes(a, b)]
     except ImportError:
         pass
-    patiencediff = importlib.import_module("patiencediff")
-    found["patiencediff.PatienceSequenceMatcher"] = _matcher(patiencediff.PatienceSequenceMatcher)
+    try:
+        patiencediff = importlib.import_module("patiencediff")
+        found["patiencediff.PatienceSequenceMatcher"] = _matcher(patiencediff.PatienceSequenceMatcher)
+    except ImportError:
+        pass
+    try:
+        pygit2 = importlib.import_module("pygit2")
+        found["pygit2 Patch hunks (libgit2 xdiff, Myers)"] = lambda a, b: _libgit2_opcodes(pygit2, a, b)
+    except ImportError:
+        pass
+    found["mercurial bdiff.blocks (Mercurial's own)"] = lambda a, b: _block_opcodes(bdiff.blocks, a, b)
+    found["mercurial bdiff.xdiffblocks (git's xdiff; the server's)"] = lambda a, b: _block_opcodes(
+        bdiff.xdiffblocks, a, b
+    )
     return found
+
+
+def _block_opcodes(blocks: Callable[[bytes, bytes], Any], a: list[str], b: list[str]) -> Opcodes:
+    """The changed ranges between Mercurial's matching blocks of the joined, encoded texts."""
+    found = blocks("".join(a).encode(), "".join(b).encode())
+    codes, i, j = [], 0, 0
+    for a1, a2, b1, b2 in [*found, (len(a), len(a), len(b), len(b))]:
+        if a1 > i or b1 > j:
+            codes.append(("replace", i, a1, j, b1))
+        i, j = a2, b2
+    return codes
+
+
+def _libgit2_opcodes(pygit2: Any, a: list[str], b: list[str]) -> Opcodes:
+    """libgit2's hunks with no context (one per change) as the changed ranges (for ``changed``)."""
+    patch = pygit2.Patch.create_from(
+        "".join(a).encode(),
+        "".join(b).encode(),
+        context_lines=0,
+        interhunk_lines=0,
+        flag=pygit2.enums.DiffOption.FORCE_TEXT,
+    )
+    return [
+        ("replace", h.old_start, h.old_start + h.old_lines, h.new_start, h.new_start + h.new_lines)
+        for h in patch.hunks
+    ]
 
 
 def _split_and_diff(opcodes: Callable[[list[str], list[str]], Opcodes], pairs: list[Pair]) -> list[Opcodes]:

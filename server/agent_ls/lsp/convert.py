@@ -8,7 +8,8 @@ Steps, per file, in path order:
    version the edit was computed against, null for a closed file), so a client whose buffer moved on
    rejects it instead of clobbering the user's typing;
 3. its edits are the minimal line hunks of ``workspace.text_edits``, whose code-point columns are
-   converted to the negotiated position encoding by pygls ``PositionCodec`` (never by hand);
+   converted to the negotiated position encoding by pygls ``PositionCodec`` (never by hand; a line's
+   start, column 0, is 0 in every encoding and skips it);
 4. with change annotations, every edit is an ``AnnotatedTextEdit`` with one annotation per file that
    needs confirmation, so VS Code opens its refactor preview.
 
@@ -25,7 +26,8 @@ from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from agent_ls.core.proposal import FileChange
-from agent_ls.workspace.text_edits import LinePosition, hunk_span, line_hunks, split_lines
+from agent_ls.workspace.line_diff import text_diff
+from agent_ls.workspace.text_edits import line_boundary, line_hunks
 
 ANNOTATION_DESCRIPTION = "Proposed by agent-ls"
 
@@ -132,14 +134,18 @@ def _text_edits(change: FileChange, codec: PositionCodec, note: str | None) -> l
 def _replacements(change: FileChange, codec: PositionCodec) -> list[tuple[types.Range, str]]:
     """(range, new text) per hunk, in ascending order, relative to ``base_text`` ("" for a new file)."""
     base = "" if change.is_new else change.base_text
-    lines = split_lines(base)
+    lines = text_diff(base, change.new_text).old_lines  # the diff's own split (cached), not a new one
     replacements = []
     for hunk in line_hunks(base, change.new_text):
-        start, end = hunk_span(lines, hunk)
-        span = types.Range(start=_position(codec, lines, start), end=_position(codec, lines, end))
-        replacements.append((span, hunk.new_text))
+        start, end = _bound(codec, lines, hunk.start_line), _bound(codec, lines, hunk.end_line)
+        replacements.append((types.Range(start=start, end=end), hunk.new_text))
     return replacements
 
 
-def _position(codec: PositionCodec, lines: Sequence[str], position: LinePosition) -> types.Position:
-    return codec.position_to_client_units(lines, ServerTextPosition(position.line, position.column))
+def _bound(codec: PositionCodec, lines: Sequence[str], index: int) -> types.Position:
+    """Where old line ``index`` starts (``text_edits.line_boundary``: the exact end of the text for
+    ``len(lines)``), in the client's units."""
+    if index < len(lines):  # a line's start (every hunk bound but the end of a text): 0 in every encoding
+        return types.Position(line=index, character=0)
+    end = line_boundary(lines, index)
+    return codec.position_to_client_units(lines, ServerTextPosition(end.line, end.column))

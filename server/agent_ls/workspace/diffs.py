@@ -16,10 +16,10 @@ escapes (``"b/docs.txt\\n+++ b/README.md"``), so a line feed in a name cannot fo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from agent_ls.core.proposal import FileChange
-from agent_ls.workspace.line_diff import Opcode, grouped_opcodes, text_diff
+from agent_ls.workspace.line_diff import LineDiff, has_bare_cr, text_diff
 
 _NO_NEWLINE = "\\ No newline at end of file\n"
 # git's quote.c cq_lookup: these bytes get a letter escape; other bytes below 0x20, 0x7f and every byte
@@ -71,40 +71,71 @@ def unified_diff(change: FileChange, *, context_lines: int = 3) -> str:
         ``\\n`` appended so the diff stays line-oriented); ``""`` when nothing changed.
     """
     diff = text_diff(change.base_text, change.new_text)
-    groups = grouped_opcodes(diff.opcodes, context_lines)
-    if not groups:
+    if all(code[0] == "equal" for code in diff.opcodes):
         return ""
     from_file = "/dev/null" if change.is_new else _header_name(f"a/{change.path}")
     to_file = _header_name(f"b/{change.path}")
-    out: list[str] = []
-    for line in _unified_lines(diff.old_lines, diff.new_lines, groups, from_file, to_file):
-        if line.endswith("\n"):
-            out.append(line)
-        elif line.endswith("\r"):
-            out.append(line + "\n")
-        else:
-            out.append(line + "\n" + _NO_NEWLINE)
+    out = [f"--- {from_file}\n", f"+++ {to_file}\n"]
+    old = _diff_lines(diff.old_lines, has_bare_cr(change.base_text))
+    _hunks(out, diff, old, _diff_lines(diff.new_lines, has_bare_cr(change.new_text)), context_lines)
     return "".join(out)
 
 
-def _unified_lines(
-    old: Sequence[str], new: Sequence[str], groups: list[list[Opcode]], from_file: str, to_file: str
-) -> Iterator[str]:
-    """``difflib.unified_diff``'s lines (headers without dates, content lines as they are) over
-    ``groups``, the diff's cached opcodes grouped with their context."""
-    yield f"--- {from_file}\n"
-    yield f"+++ {to_file}\n"
-    for group in groups:
-        first, last = group[0], group[-1]
-        old_range = _unified_range(first[1], last[2])
-        new_range = _unified_range(first[3], last[4])
-        yield f"@@ -{old_range} +{new_range} @@\n"
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                yield from (" " + line for line in old[i1:i2])
-                continue
-            yield from ("-" + line for line in old[i1:i2])
-            yield from ("+" + line for line in new[j1:j2])
+def _diff_lines(lines: Sequence[str], bare_cr: bool) -> Sequence[str]:
+    """``lines`` as they are written in a diff after their ``-``, ``+`` or space: ending with ``\\n`` (a
+    bare ``\\r``, which ``bare_cr`` says the text holds, gets one appended), the last line without
+    terminator followed by git's no-newline line."""
+    if bare_cr:  # rare: an old Mac line end
+        return [_diff_line(line) for line in lines]
+    if lines and not lines[-1].endswith("\n"):
+        return [*lines[:-1], _diff_line(lines[-1])]
+    return lines  # nearly always: every line ends with \n (LF or CR LF)
+
+
+def _hunks(out: list[str], diff: LineDiff, old: Sequence[str], new: Sequence[str], context: int) -> None:
+    """``diff``'s hunks of the diff lines ``old`` and ``new`` with ``context`` equal lines around each
+    change, in one pass over its opcodes (``difflib.SequenceMatcher.get_grouped_opcodes``' grouping: an
+    equal run longer than twice the context ends a hunk and starts the next). A run of lines is written
+    with one join."""
+    last = len(diff.opcodes) - 1
+    hunk: list[str] = []
+    start_old = start_new = 0  # where the open hunk starts
+    for index, (tag, i1, i2, j1, j2) in enumerate(diff.opcodes):
+        if tag != "equal":
+            if i2 > i1:
+                hunk.append("-" + "-".join(old[i1:i2]))
+            if j2 > j1:
+                hunk.append("+" + "+".join(new[j1:j2]))
+            continue
+        if index == 0:  # leading context
+            start_old, start_new = max(i1, i2 - context), max(j1, j2 - context)
+            if i2 > start_old:
+                hunk.append(" " + " ".join(old[start_old:i2]))
+            continue
+        if index < last and i2 - i1 <= 2 * context:  # inside a hunk
+            hunk.append(" " + " ".join(old[i1:i2]))
+            continue
+        stop = min(i2, i1 + context)  # the trailing context of the open hunk
+        if stop > i1:
+            hunk.append(" " + " ".join(old[i1:stop]))
+        out.append(f"@@ -{_unified_range(start_old, stop)} +{_unified_range(start_new, j1 + stop - i1)} @@\n")
+        out.extend(hunk)
+        hunk = []
+        start_old, start_new = max(i1, i2 - context), max(j1, j2 - context)
+        if index < last and i2 > start_old:  # the leading context of the next hunk
+            hunk.append(" " + " ".join(old[start_old:i2]))
+    if hunk:  # the last opcode was a change
+        _, _, i2, _, j2 = diff.opcodes[last]
+        out.append(f"@@ -{_unified_range(start_old, i2)} +{_unified_range(start_new, j2)} @@\n")
+        out.extend(hunk)
+
+
+def _diff_line(line: str) -> str:
+    if line.endswith("\n"):
+        return line
+    if line.endswith("\r"):
+        return line + "\n"
+    return line + "\n" + _NO_NEWLINE
 
 
 def _unified_range(start: int, stop: int) -> str:

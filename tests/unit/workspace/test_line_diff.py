@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from agent_ls.core.proposal import FileChange
 from agent_ls.workspace.diffs import line_counts, unified_diff
-from agent_ls.workspace.line_diff import text_diff
+from agent_ls.workspace.line_diff import line_opcodes, text_diff
 from agent_ls.workspace.text_edits import Hunk, line_hunks, split_lines
 
 # Few distinct lines, so texts repeat lines (the case a unique-line anchor diff must still get right),
@@ -99,3 +99,76 @@ def test_a_changes_diff_is_computed_once_for_its_hunks_counts_and_unified_diff()
 def test_lines_are_cut_only_at_lsp_terminators_whichever_way_the_split_is_made(text: str) -> None:
     reference = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
     assert split_lines(text) == reference
+
+
+def test_a_formatters_comments_on_repeated_lines_change_those_lines_only() -> None:
+    # A formatter appending to 1,000 lines picked at random, most of them lines the file repeats (blank
+    # lines, "pass", closing brackets): only those lines are changed, none of the repeated lines
+    # around them (a unique-line anchor diff, patience, changed 1,089 lines each way here).
+    rng = random.Random(4)
+    old_lines = _formatter_file(rng, 10_000)
+    new_lines = list(old_lines)
+    for index in rng.sample(range(len(old_lines)), 1_000):
+        new_lines[index] = old_lines[index].rstrip("\n") + "  # fmt\n"
+    old, new = "".join(old_lines), "".join(new_lines)
+
+    assert text_diff(old, new).counts == (1_000, 1_000)
+    assert _apply(old, line_hunks(old, new)) == new
+
+
+# Any character (NUL, lone surrogates, other Unicode breaks, non-ASCII) but a bare "\r": texts the diff
+# reads as bytes, and whose unified diff must give the new text back exactly.
+_ANY_LINE = st.text(st.characters(blacklist_characters="\r\n"), max_size=6).flatmap(
+    lambda body: st.sampled_from(["\n", "\r\n"]).map(lambda end: body + end)
+)
+_ANY_TEXT = st.builds(
+    lambda lines, tail: "".join(lines) + tail,
+    st.lists(st.one_of(_ANY_LINE, st.sampled_from(["\n", "}\n", "\ud800\n", "\udcff\r\n"])), max_size=30),
+    st.text(st.characters(blacklist_characters="\r\n"), max_size=3),
+)
+
+
+def _patch(old: str, diff: str) -> str:
+    """``diff`` (a unified diff of ``old`` without a bare ``\\r``) applied to ``old``, as ``patch`` would."""
+    old_lines = split_lines(old)
+    out: list[str] = []
+    at = 0
+    rows = [row + "\n" for row in diff.split("\n")[2:-1]]  # every diff line ends with \n, and only there
+    for n, row in enumerate(rows):
+        if row.startswith("@@"):
+            start = int(row.split()[1][1:].split(",")[0])
+            length = row.split()[1].split(",")
+            begin = start - 1 if len(length) == 1 or length[1] != "0" else start
+            out.extend(old_lines[at:begin])
+            at = begin
+        elif row.startswith("\\"):
+            continue
+        else:
+            line = row[1:]
+            if n + 1 < len(rows) and rows[n + 1].startswith("\\"):
+                line = line[:-1]  # "\ No newline at end of file": the line had no terminator
+            if row[0] in " -":
+                assert old_lines[at] == line
+                at += 1
+            if row[0] in " +":
+                out.append(line)
+    return "".join(out + old_lines[at:])
+
+
+@settings(max_examples=400, deadline=None)
+@given(old=_ANY_TEXT, new=_ANY_TEXT)
+def test_a_text_without_a_bare_cr_is_rebuilt_from_its_hunks_and_its_unified_diff(old: str, new: str) -> None:
+    assert _apply(old, line_hunks(old, new)) == new
+    assert _patch(old, unified_diff(FileChange("f.txt", False, old, None, new))) == new
+    opcodes = text_diff(old, new).opcodes
+    assert [code[1:] for code in opcodes] == sorted(code[1:] for code in opcodes)
+
+
+def test_lists_of_any_hashable_values_are_diffed() -> None:
+    old, new = [1, (2, 3), "x", None, 1], [1, "x", None, 4, 1]
+    opcodes = line_opcodes(old, new)
+    rebuilt: list[object] = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        rebuilt.extend(old[i1:i2] if tag == "equal" else new[j1:j2])
+    assert rebuilt == new
+    assert ("delete", 1, 2, 1, 1) in opcodes
