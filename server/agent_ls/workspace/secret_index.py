@@ -167,7 +167,7 @@ class SecretIndex:
                 self._watch.close()
             self._watch = None
             if self._temp is not None:
-                self._temp.remove_in_background()
+                self._temp.remove()  # a folder holding a marker file or two: no need for a thread
             self._temp = None
 
     # -- internals --------------------------------------------------------------------------------
