@@ -17,9 +17,9 @@ What it lists (``Masks``), each workspace-relative:
   The shadow copy never held them: a command in the copy cannot read the history nor plant a hook;
 - ``special``: FIFOs, sockets and device nodes: a socket in the tree would let a command talk to a
   process outside the sandbox (a read-only mount does not stop ``connect()``), a FIFO could block it;
-- ``aliases``: regular files with more than one name (``st_nlink > 1``) outside dependency folders.
-  ``ln .env notes.txt`` gives a secret a second name no pattern matches; hard links are rare in source
-  trees, common in pnpm's ``node_modules`` (linked from its store), which holds no workspace secret.
+- ``aliases``: regular files with more than one name outside dependency folders (``hard_links``, the
+  rule every reader of workspace contents follows): ``ln .env notes.txt`` gives a secret a second name
+  no pattern matches.
 
 Symbolic links are not listed: inside the sandbox one resolves to its target, which is masked when it
 is a secret of the workspace and hidden when it lies outside it (``workspace.sandbox``).
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from agent_ls.workspace.dependency_folders import dependency_name
+from agent_ls.workspace.hard_links import HardLinks
 from agent_ls.workspace.owned_temp_dirs import OwnedDir, make_owned_dir
 from agent_ls.workspace.tree_watch import TreeWatch
 
@@ -105,6 +105,7 @@ class SecretIndex:
     ) -> None:
         self._root = Path(os.path.realpath(root))
         self._is_secret = is_secret
+        self._hard_links = HardLinks(self._root)
         self._temp_parent = temp_parent
         self._temp: OwnedDir | None = None
         self._use_watch = watch
@@ -263,7 +264,7 @@ class SecretIndex:
             why = "secret"
         elif not (is_dir or stat.S_ISREG(mode)):
             why = "special"
-        elif stat.S_ISREG(mode) and st.st_nlink > 1 and not _in_dependency_folder(rel):
+        elif self._hard_links.refused(rel, st):
             why = "alias"
         if why is not None:
             state.masks[rel] = (why, is_dir)
@@ -306,8 +307,3 @@ def _parents(rel: str) -> Iterable[str]:
     while "/" in rel:
         rel = rel.rpartition("/")[0]
         yield rel
-
-
-def _in_dependency_folder(rel: str) -> bool:
-    """Whether ``rel`` lies inside a folder named like a dependency tree (``node_modules``, ``.venv``)."""
-    return any(dependency_name(part) for part in rel.split("/")[:-1])
