@@ -19,6 +19,9 @@ slower on a large tree) answers when ripgrep is missing or fails. One listing, i
    loses the links;
 3. each path is made workspace-relative and kept when the selection wants it (``Selection.wanted``).
 
+A ``.gitignore`` that is a FIFO makes ripgrep wait forever to open it: a run seen waiting on one
+(``fifo_waits``) is stopped and the Python walk answers (it skips such a file).
+
 ripgrep runs outside the sandbox, as the Python walk ran in the server: it reads names and ignore files,
 never a file's content, and prints nothing but paths.
 
@@ -32,9 +35,11 @@ import os
 import re
 import stat
 import subprocess
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from agent_ls.workspace import fifo_waits
 from agent_ls.workspace.listing import IgnoreFile, Selection, is_ignored
 from agent_ls.workspace.ripgrep_scope import scope_of
 
@@ -69,25 +74,17 @@ def list_with_ripgrep(
     args = [rg, "--files", "--null", "--debug", "--no-config", "--no-ignore-dot"]
     if selection.hidden:
         args += ["--hidden", "--glob=!.git"]
-    try:
-        done = subprocess.run(
-            [*args, *scope.args],
-            cwd=scope.cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=LIST_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    done = _run([*args, *scope.args], scope.cwd, env)
+    if done is None:
         return None
-    if done.returncode not in (0, 1) and not done.stdout:
+    returncode, stdout, stderr = done
+    if returncode not in (0, 1) and not stdout:
         return None
-    if any(_foreign(line) for line in done.stderr.splitlines()):
+    if any(_foreign(line) for line in stderr.splitlines()):
         return None  # a name holding a newline: the log cannot be told apart from what names write
     links = _Links(real_root, scope.prefix.removesuffix("/") or ".", selection, stays_inside)
-    found = [scope.prefix + _text(raw).removeprefix("./") for raw in done.stdout.split(b"\0") if raw]
-    for raw in _SKIPPED_LINK.findall(done.stderr):
+    found = [scope.prefix + _text(raw).removeprefix("./") for raw in stdout.split(b"\0") if raw]
+    for raw in _SKIPPED_LINK.findall(stderr):
         link = scope.prefix + _text(raw).removeprefix("./")
         listed = links.listed(link)
         if listed is None:
@@ -95,6 +92,35 @@ def list_with_ripgrep(
         if listed:
             found.append(link)
     return selection.wanted(path for path in found if scope.wants(path))
+
+
+def _run(argv: list[str], cwd: Path, env: Mapping[str, str]) -> tuple[int, bytes, bytes] | None:
+    """ripgrep's exit code, stdout and stderr; None when it cannot start, runs over ``LIST_TIMEOUT_S``,
+    or waits on a FIFO (a ``.gitignore`` that is one: ``fifo_waits``), stopped then."""
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    except OSError:
+        return None
+    deadline = time.monotonic() + LIST_TIMEOUT_S
+    step = fifo_waits.FIRST_LOOK_S
+    with process:
+        while True:
+            try:
+                stdout, stderr = process.communicate(timeout=step)  # a retry loses no output
+                return process.returncode, stdout, stderr
+            except subprocess.TimeoutExpired:
+                if time.monotonic() > deadline or fifo_waits.waits_on_fifo(process.pid):
+                    process.kill()
+                    process.communicate()
+                    return None
+            step = fifo_waits.LOOK_EVERY_S
 
 
 class _Links:
