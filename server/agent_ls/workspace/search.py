@@ -15,7 +15,9 @@ One search (``run_ripgrep``), in order:
    column (the rest are only counted), whatever order ripgrep's threads finish the files in,
    and a JSON line over ``MAX_JSON_LINE_BYTES`` (a matching line of many MiB) is skipped with a note;
    so memory stays bounded whatever the files hold;
-3. ripgrep's own errors (the text between the JSON lines) become one line for the model.
+3. ripgrep's own errors (the text between the JSON lines) become one line for the model; a ripgrep seen
+   waiting on a FIFO named like an ignore file, which it would do forever, is stopped and the model
+   reads which (``fifo_waits``).
 
 A line ripgrep gives as bytes (not UTF-8: a legacy encoding) is decoded by ``decode_line`` (the file's
 encoding). Paths are workspace-relative, POSIX. ``merged`` joins the results of two searches over
@@ -35,6 +37,7 @@ from typing import Any
 from agent_ls.core.errors import ToolError
 from agent_ls.core.file_views import SearchHit, SearchResult
 from agent_ls.workspace.dependency_folders import CATALOGUE
+from agent_ls.workspace.fifo_waits import WaitsOnFifo, unless_waiting_on_fifo
 from agent_ls.workspace.listing import names_hidden
 from agent_ls.workspace.processes import execute
 from agent_ls.workspace.ripgrep_scope import RipgrepScope
@@ -118,7 +121,7 @@ async def run_ripgrep(
     stream = RipgrepStream(
         max_line_chars=max_line_chars, window=window, decode_line=decode_line, prefix=scope.prefix, keep=keep
     )
-    result = await execute(
+    running = execute(
         args,
         cwd=scope.cwd,
         env=env,
@@ -129,6 +132,10 @@ async def run_ripgrep(
         tail_chars=0,
         sink=stream,
     )
+    try:
+        result = await unless_waiting_on_fifo(running, args, scope.cwd)
+    except WaitsOnFifo as exc:
+        raise ToolError(_fifo_error([scope.prefix + path for path in exc.fifos])) from None
     found = stream.result()
     if result.timed_out:
         raise ToolError(f"search timed out after {SEARCH_TIMEOUT_S:g} s; narrow it with path or glob")
@@ -446,6 +453,15 @@ def _json_string(escaped: bytes) -> str:
     except ValueError:
         return escaped.decode("utf-8", "replace")
     return str(value)
+
+
+def _fifo_error(fifos: Sequence[str]) -> str:
+    """The model's line when ripgrep was stopped waiting on a FIFO (``fifo_waits``)."""
+    named = ", ".join(fifos[:5]) if fifos else "a .gitignore, .ignore or .rgignore"
+    return (
+        f"search stopped: {named} is a FIFO (named pipe), and ripgrep would wait forever to read its "
+        "ignore rules; search a path without it, or ask the user to remove it"
+    )
 
 
 def _search_error(pattern: str, output: str) -> str:
