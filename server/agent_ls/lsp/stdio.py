@@ -34,11 +34,11 @@ from typing import Any, BinaryIO
 import cattrs
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from agent_ls.lsp.command_args import one_line
 from agent_ls.lsp.framing import Frame, FrameDecoder
+from agent_ls.lsp.pipe_writer import PipeWriter
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def serve(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryI
         SystemExit: at the ``exit`` notification, with LSP's exit code.
     """
     logging.getLogger(_PYGLS_LOGGER).addFilter(_one_line_client_errors)
-    writer = StdoutWriter(stdout or sys.stdout.buffer)
+    writer = PipeWriter(stdout or sys.stdout.buffer)  # a thread writes: a big message never blocks the loop
     server.protocol.set_writer(writer)
     try:
         asyncio.run(_serve(server, stdin or sys.stdin.buffer, writer))
@@ -66,10 +66,11 @@ def serve(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryI
     except KeyboardInterrupt:
         pass
     finally:
+        writer.close()  # what is queued (the answer to shutdown) is written before the process ends
         server.shutdown()  # type: ignore[no-untyped-call]  # pygls's, unannotated
 
 
-async def _serve(server: LanguageServer, stdin: BinaryIO, writer: StdoutWriter) -> None:
+async def _serve(server: LanguageServer, stdin: BinaryIO, writer: PipeWriter) -> None:
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(_quiet_cancellations)
     chunks: asyncio.Queue[bytes] = asyncio.Queue(maxsize=_QUEUED_CHUNKS)
@@ -135,7 +136,7 @@ class Dispatcher:
         writer: where our own answers are written (the transport pygls writes to).
     """
 
-    def __init__(self, server: LanguageServer, writer: StdoutWriter) -> None:
+    def __init__(self, server: LanguageServer, writer: PipeWriter) -> None:
         self._server = server
         self._writer = writer
         self.shutting_down = False
