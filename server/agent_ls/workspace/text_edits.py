@@ -7,7 +7,7 @@ Steps, in order:
    ``\\r\\n``, ``\\n`` and ``\\r`` end a line (``str.splitlines`` would also cut at ``\\x0b``, ``\\x0c``,
    ``\\x1c``-``\\x1e``, ``\\x85``, ``\\u2028`` and ``\\u2029``, which a client does not count as line breaks).
 2. ``line_hunks`` diffs the two line lists (each line keeps its terminator) with ``line_diff.text_diff``
-   (a cached patience diff) and returns one ``Hunk`` per non-equal opcode.
+   (a cached xdiff, git's line diff) and returns one ``Hunk`` per non-equal opcode.
 3. ``hunk_span`` gives a hunk's range as (line, code-point column) positions in the *old* text;
    the LSP layer converts the columns to the negotiated encoding with pygls ``PositionCodec``.
 
@@ -52,7 +52,7 @@ def line_hunks(old: str, new: str) -> list[Hunk]:
     """The line hunks that turn ``old`` into ``new``.
 
     Lines are compared with their terminators, so a line whose ending changed (``\\n`` to ``\\r\\n``)
-    is a changed line. The diff is ``line_diff.text_diff``'s (patience diff, computed once per pair of
+    is a changed line. The diff is ``line_diff.text_diff``'s (git's xdiff, computed once per pair of
     texts); applying the hunks to ``old`` gives ``new`` exactly.
 
     Returns:
