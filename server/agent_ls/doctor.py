@@ -38,8 +38,8 @@ from agent_ls.models.anthropic import ANTHROPIC_VERSION
 from agent_ls.models.resolution import NO_MODEL, ModelChoice, resolve_model
 from agent_ls.settings import EditorSettings, EnvSnapshot, process_environ
 from agent_ls.workspace.child_env import child_environment
-from agent_ls.workspace.overlay import find_ripgrep
 from agent_ls.workspace.layers import layers_status
+from agent_ls.workspace.overlay import find_ripgrep
 from agent_ls.workspace.sandbox import sandbox_status, unsandboxed_reason
 
 Status = Literal["ok", "warning", "error"]

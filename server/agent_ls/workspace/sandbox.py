@@ -44,6 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_ls.workspace.regular_files import open_regular
 from agent_ls.workspace.secret_files import HOME_CREDENTIALS as CREDENTIAL_STORES
 
 log = logging.getLogger(__name__)
@@ -428,8 +429,8 @@ def _version(bwrap: str) -> str:
 def git_config_holds_credentials(config: Path) -> bool:
     """Whether the git config file ``config`` holds credentials (``_GIT_CREDENTIALS``); True when it
     cannot be read. Reads at most its first MiB. Blocks."""
-    try:
-        with config.open("rb") as stream:
+    try:  # never blocks: a FIFO named config is refused (regular_files), so it counts as holding some
+        with open_regular(config) as stream:
             text = stream.read(_GIT_CONFIG_BYTES).decode("utf-8", "replace")
     except OSError:
         return True
@@ -551,8 +552,8 @@ def _pointer(file: Path, prefix: str) -> Path | None:
     None when the file cannot be read or does not start with ``prefix`` (git's ``.git`` file and
     ``commondir`` formats).
     """
-    try:
-        with file.open("rb") as stream:
+    try:  # never blocks on a FIFO planted as .git or commondir (regular_files)
+        with open_regular(file) as stream:
             line = stream.read(4096).decode("utf-8").partition("\n")[0].rstrip("\r")
     except (OSError, UnicodeDecodeError):
         return None

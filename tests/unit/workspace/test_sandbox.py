@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -745,3 +746,28 @@ async def test_without_a_sandbox_the_first_output_says_so(scene: Scene) -> None:
     runner = scene.runner(None)
     assert await runner.run("echo hi", 30) == CommandResult(0, f"{NO_SANDBOX_NOTE}\nhi\n", False)
     assert await runner.run("echo hi", 30) == CommandResult(0, "hi\n", False)
+
+
+def test_a_fifo_as_git_file_or_git_config_does_not_block_the_sandbox(tmp_path: Path) -> None:
+    """A FIFO planted as a worktree's ``.git`` file or as ``.git/config`` was opened for reading with a
+    blocking open while the sandbox was built: the command hung. Now it is refused at once (and a config
+    that cannot be read counts as holding credentials)."""
+    workspace = tmp_path / "ws"
+    (workspace / "sub" / ".git").mkdir(parents=True)
+    os.mkfifo(workspace / ".git")
+    os.mkfifo(workspace / "sub" / ".git" / "config")
+    done: list[object] = []
+
+    def build() -> None:
+        done.append(git_config_holds_credentials(workspace / "sub" / ".git" / "config"))
+        sandbox = Sandbox("/usr/bin/bwrap")
+        done.append(sandbox.wrap(["true"], shadow=workspace, workspace_root=workspace, environ={}))
+
+    worker = threading.Thread(target=build, daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # unblock the reader so the test process can end
+        for fifo in (workspace / ".git", workspace / "sub" / ".git" / "config"):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("building the sandbox blocked on a FIFO")
+    assert done[0] is True
