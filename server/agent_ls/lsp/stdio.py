@@ -46,6 +46,10 @@ CHUNK_BYTES = 64 * 1024
 STALL_S = 5.0
 """A frame begun and not finished for this long is reported (then the wait goes on)."""
 _QUEUED_CHUNKS = 16
+SWITCH_INTERVAL_S = 0.001
+"""How long a thread holding the GIL keeps it once another asks (CPython's default is 5 ms). A worker
+thread diffing a large proposal holds it in pure Python; an editor request needs the event loop to get it
+several times (read, handle, write), so at 5 ms each a hover waited 10-20 ms behind the diff (issue 14)."""
 _INVALID_REQUEST = -32600
 _PYGLS_LOGGER = "pygls.protocol.json_rpc"
 
@@ -57,6 +61,7 @@ def serve(server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryI
         SystemExit: at the ``exit`` notification, with LSP's exit code.
     """
     logging.getLogger(_PYGLS_LOGGER).addFilter(_one_line_client_errors)
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     writer = PipeWriter(stdout or sys.stdout.buffer)  # a thread writes: a big message never blocks the loop
     server.protocol.set_writer(writer)
     try:
