@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_ls.config import LoadedConfig
+from agent_ls.context_report import ContextReport, known_texts, measure
 from agent_ls.core.context import Focus, system_prompt, task_message
 from agent_ls.core.errors import AgentLsError
 from agent_ls.core.events import Event, EventSink, InstructionsLoaded, RunEnded, RunStarted
@@ -28,9 +29,10 @@ from agent_ls.core.messages import NO_USAGE, Message, SystemMessage, Usage, User
 from agent_ls.core.ports import ModelClient
 from agent_ls.core.proposal import FileChange
 from agent_ls.instructions.activation import SkillActivations, find_skill, near_names, parse_slash
-from agent_ls.instructions.agent_context import AgentContext, NestedAttacher
+from agent_ls.instructions.agent_context import DEFAULT_CONTEXT_WINDOW, AgentContext, NestedAttacher
 from agent_ls.instructions.agents_md import render_nested
 from agent_ls.instructions.catalog import render_catalog
+from agent_ls.models.request_body import context_window_of, encoder_of
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.tools.skill import skill_tool
@@ -43,6 +45,10 @@ log = logging.getLogger(__name__)
 
 ModelOpener = Callable[[], ModelClient]
 """Builds the model client for a run; raises ``ConfigError`` (or another ``AgentLsError``) with one line."""
+
+
+CONTEXT_COMMAND = "/context"
+"""The task that answers with ``Session.context_report`` as text, without a model call."""
 
 
 def new_session_id() -> str:
@@ -212,6 +218,13 @@ class Session:
             emit(ended)
             self.last_run = ended
             return ended
+        if task.strip() == CONTEXT_COMMAND:
+            try:
+                ended = self._answer_context(task, model, emit, usage_before)
+            finally:
+                await model.aclose()
+            self.last_run = ended
+            return ended
         # What entered the context is announced after RunStarted, before the first model call.
         loaded: list[Event] = []
         if not self.history:
@@ -246,6 +259,35 @@ class Session:
         finally:
             await model.aclose()
         self.last_run = ended
+        return ended
+
+    def context_report(self, model: ModelClient) -> ContextReport:
+        """The parts of the next request ``model`` would be sent: the history so far (the system message
+        alone before the first run) with the current tools (``context_report.measure``). Sends nothing."""
+        messages = list(self.history) or [self.system_message()]  # a snapshot: a run may append
+        nested = self.nested.loaded() if self.nested is not None else ()
+        window = context_window_of(model)
+        return measure(
+            encoder_of(model),
+            messages,
+            list(self.registry.specs()),
+            known_texts(self.context, nested, self.activations.active()),
+            context_window=window or DEFAULT_CONTEXT_WINDOW,
+            window_known=window is not None,
+        )
+
+    def _answer_context(self, task: str, model: ModelClient, emit: EventSink, before: Usage) -> RunEnded:
+        """``/context``: the report as the answer, without a model call and without touching the history."""
+        emit(RunStarted(session_id=self.session_id, task=task, model=model.model_name))
+        report = self.context_report(model)
+        ended = RunEnded(
+            status="done",
+            reason="context report (no model call)",
+            answer=report.text(),
+            usage=Usage(),
+            session_usage=before,
+        )
+        emit(ended)
         return ended
 
     def proposal(self) -> list[FileChange]:

@@ -35,6 +35,7 @@ CMD_DISCARD_PROPOSAL = "agent.discardProposal"
 CMD_LIST_SKILLS = "agent.listSkills"
 CMD_RUN_SKILL = "agent.runSkill"
 CMD_INSTRUCTIONS = "agent.instructions"
+CMD_CONTEXT = "agent.context"
 
 AGENT_EVENT = "agent/event"
 AGENT_RUN_ENDED = "agent/runEnded"
@@ -133,6 +134,21 @@ class SessionParams(_Lenient):
     Sublime LSP) drop command results and custom notifications, so they never learn the id."""
 
     session_id: str | None = Field(default=None, min_length=1)
+
+
+class ContextPartWire(_Wire):
+    name: str
+    tokens: int
+
+
+class ContextResult(_Wire):
+    """``agent.context``: the next request of the session, measured (``context_report.ContextReport``);
+    tokens are estimated as bytes / 4 of the exact body."""
+
+    context_window: int
+    used: int
+    free: int
+    parts: list[ContextPartWire]
 
 
 class CancelResult(_Wire):

@@ -20,6 +20,7 @@ from agent_ls.lsp.handlers import (
     code_actions,
     commands,
     config_files,
+    context,
     lifecycle,
 )
 from agent_ls.lsp.state import AgentLanguageServer
@@ -47,6 +48,7 @@ def build_server() -> AgentLanguageServer:
         (protocol.CMD_LIST_SKILLS, commands.list_skills),
         (protocol.CMD_RUN_SKILL, commands.run_skill),
         (protocol.CMD_INSTRUCTIONS, commands.instructions),
+        (protocol.CMD_CONTEXT, context.context),
     ):
         server.command(name)(answering(name, handler))
     return server

@@ -178,6 +178,11 @@ class HttpModelClient(ABC):
     @abstractmethod
     def stream_reader(self, tools: Sequence[ToolSpec], request_bytes: int) -> StreamReader: ...
 
+    def encode_request(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
+        """The exact UTF-8 JSON body ``complete`` sends for ``messages`` and ``tools`` (after
+        ``valid_history``); ``agent.context`` measures it and ``--debug`` prints it. Sends nothing."""
+        return utf8(json.dumps(self.request_body(valid_history(messages), tools), ensure_ascii=False))
+
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], emit: EventSink
     ) -> ModelResponse:
@@ -186,7 +191,7 @@ class HttpModelClient(ABC):
         Raises:
             ModelError: a subclass, one line naming the URL and the model (``models/errors.py``).
         """
-        body = utf8(json.dumps(self.request_body(valid_history(messages), tools), ensure_ascii=False))
+        body = self.encode_request(messages, tools)
         log.debug("POST %s (%d bytes, stream=%s)", self._endpoint.url, len(body), self.config.stream)
         if not self.config.stream:
             with translated_errors(self._endpoint):

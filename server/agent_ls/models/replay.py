@@ -102,8 +102,12 @@ class ReplayModel:
         message = AssistantMessage(text=step.content, tool_calls=calls)
         if message.text:
             emit(MessageDelta(text=message.text))
-        usage = estimate_usage(len(chat_request_body(self.model_name, messages, tools)), message)
+        usage = estimate_usage(len(self.encode_request(messages, tools)), message)
         return ModelResponse(message=message, usage=usage, finish_reason="tool_calls" if calls else "stop")
+
+    def encode_request(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
+        """The Chat Completions body a wire client would send (what usage is estimated from)."""
+        return chat_request_body(self.model_name, messages, tools)
 
     async def aclose(self) -> None:
         return None
