@@ -63,6 +63,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--file", type=Path, default=None, help="the file in focus (its AGENTS.md chain applies)"
     )
+    run.add_argument(
+        "--debug",
+        action="store_true",
+        help="print each model request on stderr before it is sent (key redacted)",
+    )
 
     demo = sub.add_parser("demo", help="fix a bug in a sample project through a real LSP session")
     demo.add_argument("--model", help="use a real model instead of the bundled replay script")
@@ -178,6 +183,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 yes=args.yes,
                 apply=args.apply,
                 file=file,
+                debug=args.debug,
             )
         )
     except KeyboardInterrupt:

@@ -158,6 +158,10 @@ def _render(event: Event) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
+def _show_request(text: str) -> None:
+    print(f"agent-ls: --debug: {text}", file=sys.stderr, flush=True)
+
+
 async def run_headless(
     *,
     task: str,
@@ -167,10 +171,12 @@ async def run_headless(
     yes: bool,
     apply: bool,
     file: Path | None = None,
+    debug: bool = False,
 ) -> int:
     """Run ``task`` in ``workspace`` (resolved), with ``file`` (resolved, inside it) in focus when given:
     its AGENTS.md chain and ``.agents/skills`` folders apply, and the task message names it. A task
-    starting with ``/skill-name args`` runs that skill explicitly.
+    starting with ``/skill-name args`` runs that skill explicitly; ``/context`` prints what the next request
+    holds, without a model call. With ``debug``, each request is printed on stderr before it is sent.
 
     Returns:
         The process exit code: 0 done, 1 stopped or failed, 2 a model that cannot be used (no
@@ -194,6 +200,8 @@ async def run_headless(
         model=model,
         limits=LoopLimits(max_turns=max_turns) if max_turns else LoopLimits(),
     )
+    if debug:
+        session.show_request = _show_request
     try:  # a model that cannot be used ends the run before any model call or tool runs
         client = session.open_model()
     except ConfigError as exc:

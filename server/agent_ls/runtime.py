@@ -32,7 +32,7 @@ from agent_ls.instructions.activation import SkillActivations, find_skill, near_
 from agent_ls.instructions.agent_context import DEFAULT_CONTEXT_WINDOW, AgentContext, NestedAttacher
 from agent_ls.instructions.agents_md import render_nested
 from agent_ls.instructions.catalog import render_catalog
-from agent_ls.models.request_body import context_window_of, encoder_of
+from agent_ls.models.request_body import ObservedModel, context_window_of, encoder_of
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.tools.skill import skill_tool
@@ -99,6 +99,8 @@ class Session:
         open_model: builds the model client at the start of each run; raises ``ConfigError``.
         reload_context: loads the context again (same focus) when ``context_generation`` moved.
         context_generation: moves when an instruction or skill file changes; read before each turn.
+        show_request: gets each request before it is sent, as text (``models.request_body.describe_request``,
+            the API key redacted): ``agent-ls run --debug``, the editor's ``agentLs.trace``; None: not shown.
         history: the conversation so far (system message first).
         last_run: the ``RunEnded`` of the last run, or None.
     """
@@ -118,6 +120,7 @@ class Session:
     open_model: ModelOpener
     reload_context: Callable[[], AgentContext] | None = None
     context_generation: Callable[[], int] | None = None
+    show_request: Callable[[str], None] | None = None
     history: list[Message] = field(default_factory=list, init=False)
     last_run: RunEnded | None = field(default=None, init=False)
 
@@ -225,6 +228,8 @@ class Session:
                 await model.aclose()
             self.last_run = ended
             return ended
+        if self.show_request is not None:
+            model = ObservedModel(model, self.show_request)
         # What entered the context is announced after RunStarted, before the first model call.
         loaded: list[Event] = []
         if not self.history:

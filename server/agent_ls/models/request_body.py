@@ -13,7 +13,8 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from agent_ls.core.messages import Message, ToolSpec
+from agent_ls.core.events import EventSink
+from agent_ls.core.messages import Message, ModelResponse, ToolSpec
 from agent_ls.core.ports import ModelClient
 from agent_ls.models.openai_chat import chat_request_body
 
@@ -136,3 +137,48 @@ def context_window_of(model: ModelClient) -> int | None:
         if found is None:
             break
     return None
+
+
+def api_key_of(model: ModelClient) -> str | None:
+    """The API key ``model`` sends (looked up through wrappers), to redact it; None without one."""
+    found: object = model
+    for _ in range(4):
+        key = getattr(getattr(found, "config", None), "api_key", None)
+        if isinstance(key, str) and key:
+            return key
+        found = getattr(found, "inner", None)
+        if found is None:
+            break
+    return None
+
+
+class ObservedModel:
+    """A ``ModelClient`` that shows each request before it is sent, then lets ``inner`` send it.
+
+    ``show`` gets ``describe_request`` of the exact body (``encoder_of(inner)``), the API key redacted;
+    it is called once per ``complete`` (a retried request is not shown again) and must not raise.
+    Follows the contract of ``core.ports.ModelClient`` otherwise: every call goes to ``inner``.
+    """
+
+    def __init__(self, inner: ModelClient, show: Callable[[str], None]) -> None:
+        self.inner = inner
+        self._show = show
+        self._encode = encoder_of(inner)
+        key = api_key_of(inner)
+        self._secrets = [key] if key else []
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    def encode_request(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
+        return self._encode(messages, tools)
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], emit: EventSink
+    ) -> ModelResponse:
+        self._show(describe_request(self._encode(messages, tools), self._secrets))
+        return await self.inner.complete(messages, tools, emit)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

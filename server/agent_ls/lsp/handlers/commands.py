@@ -168,11 +168,17 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
         session.close()
         names = ", ".join(s.name for s in session.context.skills.skills) or "none"
         raise JsonRpcInvalidParams(f"no skill named {skill!r} in this workspace; skills: {names}")
+    if settings.trace != "off":  # agentLs.trace: each request in the editor's log, the key redacted
+        session.show_request = functools.partial(_log_request, ls)
     token = f"agent-ls/{session.session_id}/{uuid.uuid4().hex[:8]}"
     entry = SessionEntry(session=session, task_text=params.task, progress_token=token)
     ls.state.sessions[session.session_id] = entry
     entry.run_task = asyncio.get_running_loop().create_task(_drive(ls, entry, params, focus))
     return p.RunResult(session_id=session.session_id, progress_token=token).wire()
+
+
+def _log_request(ls: AgentLanguageServer, text: str) -> None:
+    ls.window_log_message(t.LogMessageParams(type=t.MessageType.Log, message=f"agent-ls request: {text}"))
 
 
 async def _drive(ls: AgentLanguageServer, entry: SessionEntry, params: p.RunParams, focus: Focus) -> None:
