@@ -63,4 +63,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def _no_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("AGENT_LS_CONFIG_DIR", str(tmp_path_factory.mktemp("user-config")))
+        # Sessions are stored (docs/sessions.md): never in the developer's own state dir.
+        patch.setenv("AGENT_LS_STATE_DIR", str(tmp_path_factory.mktemp("state")))
         yield

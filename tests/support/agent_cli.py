@@ -25,6 +25,7 @@ def environment(temp: Path, config: Path | None = None, **extra: str) -> dict[st
     and ``AGENT_LS_CONFIG_DIR`` on ``config`` (the session's empty one when None)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
     env["AGENT_LS_CONFIG_DIR"] = str(config) if config else os.environ["AGENT_LS_CONFIG_DIR"]
+    env["AGENT_LS_STATE_DIR"] = os.environ["AGENT_LS_STATE_DIR"]  # tests/conftest.py's
     env["TMPDIR"] = str(temp)
     return env | extra
 
@@ -88,6 +89,7 @@ def user_environment(config: Path | None = None, **extra: str) -> dict[str, str]
     ``AGENT_LS_CONFIG_DIR`` on ``config`` (the session's empty one when None), plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_", "ANTHROPIC_"))}
     env["AGENT_LS_CONFIG_DIR"] = str(config) if config else os.environ["AGENT_LS_CONFIG_DIR"]
+    env["AGENT_LS_STATE_DIR"] = os.environ["AGENT_LS_STATE_DIR"]  # tests/conftest.py's
     return env | extra
 
 

@@ -263,6 +263,14 @@ class PermissionPolicy:
         """Remember the user's "Allow for this session" for ``decision.key``."""
         self._session.add(decision.key)
 
+    def session_approvals(self) -> tuple[str, ...]:
+        """The keys allowed for this session so far (sorted), for the session store."""
+        return tuple(sorted(self._session))
+
+    def restore_session_approvals(self, keys: Iterable[str]) -> None:
+        """Allow ``keys`` for this session again (a session resumed from the store)."""
+        self._session.update(keys)
+
     def allow_always(self, decision: Decision) -> str | None:
         """Add ``decision.always`` to the user config and to this policy.
 

@@ -227,6 +227,11 @@ class Overlay:
             raise KeyError(change.path)
         self._pending[change.path] = change
 
+    def restore(self, change: FileChange) -> None:
+        """Make ``change`` the pending edit of ``change.path`` as it was stored (a session resumed from the
+        session store), its base kept: applying it checks that base against the files then."""
+        self._pending[change.path] = change
+
     def encoding_of(self, rel: str) -> TextEncoding:
         """The encoding ``rel`` is written in: its pending edit's, else the disk file's (found once per
         change of the file), else UTF-8 (a new file, or one that cannot be read)."""

@@ -1,0 +1,1 @@
+"""The session store (docs/sessions.md): append-only JSONL per session, replay, resume."""

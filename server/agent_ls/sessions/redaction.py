@@ -1,0 +1,76 @@
+"""Secrets taken out of what the session store writes: known key values and common key formats.
+
+Two passes, in order:
+
+1. The value of every environment variable that holds a key: named like a secret (``key_handoff``'s
+   ``SECRET_WORDS``: ``OPENAI_API_KEY``, ``GITHUB_TOKEN``), or named by the user config's ``api_key_env``,
+   or handed over at start (``key_handoff.received``). Values shorter than ``MIN_SECRET_CHARS`` are
+   left alone (``1``, ``true`` would redact half the session).
+2. Common key formats, whatever their origin (``KEY_PATTERNS``: OpenAI, Anthropic, GitHub, AWS access
+   key ids, Slack, Google API keys, PEM private keys, ``Bearer`` tokens).
+
+Each is replaced by ``[redacted]``. The patterns follow the ones secret scanners use (gitleaks'
+``config/gitleaks.toml``, GitHub secret scanning's documented prefixes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from agent_ls.key_handoff import configured_key_names, received, secret_names
+
+REDACTED = "[redacted]"
+MIN_SECRET_CHARS = 8
+
+KEY_PATTERNS = re.compile(
+    "|".join(
+        (
+            r"sk-(?:ant-|proj-|or-v1-)?[A-Za-z0-9_\-]{20,}",  # OpenAI, Anthropic, OpenRouter
+            r"gh[pousr]_[A-Za-z0-9]{36,}",  # GitHub tokens
+            r"github_pat_[A-Za-z0-9_]{40,}",
+            r"AKIA[0-9A-Z]{16}",  # AWS access key id
+            r"xox[abposr]-[A-Za-z0-9\-]{10,}",  # Slack
+            r"AIza[0-9A-Za-z_\-]{35}",  # Google API key
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+            r"(?<=Bearer )[A-Za-z0-9_\-\.=]{20,}",
+        )
+    )
+)
+
+
+class Redactor:
+    """Replaces secrets in text and in JSON-shaped values (dicts, lists, strings).
+
+    Args:
+        secrets: exact values to replace (each at least ``MIN_SECRET_CHARS`` long is used).
+    """
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        # Longest first, so a secret holding another is replaced whole.
+        self._secrets = sorted({s for s in secrets if len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> Redactor:
+        """The key values of ``environ`` and of the keys handed over at start (module docstring)."""
+        merged = {**environ, **received()}
+        names = secret_names(merged, configured_key_names(environ))
+        return cls(merged[name] for name in names)
+
+    def text(self, text: str) -> str:
+        """``text`` with every known secret and key-shaped string replaced by ``[redacted]``."""
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return KEY_PATTERNS.sub(REDACTED, text)
+
+    def value(self, value: Any) -> Any:
+        """``value`` (JSON-shaped) with every string redacted; dict keys are kept."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {k: self.value(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.value(v) for v in value]
+        return value

@@ -1,0 +1,161 @@
+"""A session's record and its resumption: ``SessionRecorder`` writes a run's events to the session store;
+``restore`` puts a stored session back into a freshly assembled ``Session``.
+
+What is written, per event of ``core.events`` (docs/sessions.md lists every kind):
+
+- ``RunStarted`` → ``run_start {run, task, model}``; ``RunEnded`` → ``run_end {status, reason, answer,
+  usage}`` and an ``fsync``;
+- every message the history gained since the last event → ``message {message}`` (``records``);
+- ``VerdictGiven`` → ``verdict {callId, name, verdict, rule, subject, approval}``, and a new
+  "Allow for this session" → ``approval {key}``;
+- ``UsageReported`` → ``usage {usage}``; ``ProposalChanged`` → ``proposal {changes, removed}``
+  (both texts of each changed file);
+- a skill activated → ``skill {name}``.
+
+Other engineers' events go through ``SessionLog.append(kind, payload)`` directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent_ls.core.events import (
+    Event,
+    EventSink,
+    ProposalChanged,
+    RunEnded,
+    RunStarted,
+    UsageReported,
+    VerdictGiven,
+)
+from agent_ls.core.messages import SystemMessage
+from agent_ls.runtime import Session
+from agent_ls.sessions.records import change_json, message_json, usage_json
+from agent_ls.sessions.saved import SavedSession
+from agent_ls.sessions.store import SessionLog
+from agent_ls.workspace.rebase import disk_text_now
+
+
+class SessionRecorder:
+    """An ``EventSink`` that writes ``session``'s events and new messages to ``log``, then passes each
+    event on to ``forward``. Never raises for a write that fails (``SessionLog.append``).
+
+    Args:
+        written: how many messages of ``session.history`` the file holds already (a resumed session's).
+    """
+
+    def __init__(self, log: SessionLog, session: Session, forward: EventSink, *, runs: int = 0) -> None:
+        self.log = log
+        self._session = session
+        self._forward = forward
+        self._written = len(session.history)
+        self._runs = runs
+        self._approvals = set(session.policy.session_approvals())
+        self._skills = {a.name for a in session.activations.active()}
+
+    def pending_repairs(self, saved: SavedSession) -> None:
+        """Write the tool results ``saved``'s repair added (already in the history)."""
+        for message in saved.repairs:
+            self.log.append("message", {"message": message_json(message), "repaired": True})
+
+    def __call__(self, event: Event) -> None:
+        try:
+            self._record(event)
+        finally:
+            self._forward(event)
+
+    def _record(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self._runs += 1
+            self.log.append("run_start", {"run": self._runs, "task": event.task, "model": event.model})
+        self._messages()
+        if isinstance(event, VerdictGiven):
+            self.log.append(
+                "verdict",
+                {
+                    "callId": event.call_id,
+                    "name": event.name,
+                    "verdict": event.verdict,
+                    "rule": event.rule,
+                    "subject": event.subject,
+                    "approval": event.approval,
+                },
+            )
+        elif isinstance(event, UsageReported):
+            self.log.append("usage", {"usage": usage_json(event.usage)})
+        elif isinstance(event, ProposalChanged):
+            self.proposal_changed(event.paths)
+        self._new_approvals_and_skills()
+        if isinstance(event, RunEnded):
+            self.log.append(
+                "run_end",
+                {
+                    "run": self._runs,
+                    "status": event.status,
+                    "reason": event.reason,
+                    "answer": event.answer,
+                    "usage": usage_json(event.usage),
+                },
+            )
+            self.log.sync()
+
+    def _messages(self) -> None:
+        history = self._session.history
+        for message in history[self._written :]:
+            self.log.append("message", {"message": message_json(message)})
+        self._written = len(history)
+
+    def proposal_changed(self, paths: tuple[str, ...] | None = None) -> None:
+        """Write the pending edits of ``paths`` (every pending file when None); a path no longer pending
+        is written as removed."""
+        pending = {change.path: change for change in self._session.proposal()}
+        wanted = tuple(pending) if paths is None else paths
+        changes = [change_json(pending[p]) for p in wanted if p in pending]
+        removed = [p for p in wanted if p not in pending]
+        self.log.append("proposal", {"changes": changes, "removed": removed})
+
+    def _new_approvals_and_skills(self) -> None:
+        for key in self._session.policy.session_approvals():
+            if key not in self._approvals:
+                self._approvals.add(key)
+                self.log.append("approval", {"key": key})
+        for activation in self._session.activations.active():
+            if activation.name not in self._skills:
+                self._skills.add(activation.name)
+                self.log.append("skill", {"name": activation.name})
+
+
+@dataclass
+class Restored:
+    """What ``restore`` found: ``stale`` files changed since the agent read them (the apply re-bases or
+    refuses them), and ``dropped`` ones the store could not keep whole (a redacted key in their text)."""
+
+    stale: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+
+def restore(session: Session, saved: SavedSession) -> Restored:
+    """Put ``saved`` into ``session`` (assembled for the same workspace, nothing run yet): the history
+    after a fresh system message (the instructions as they are now), the pending proposal with its
+    stored bases, the session approvals and the activated skills. Blocking (reads the proposed files)."""
+    found = Restored()
+    session.history[:] = [
+        session.system_message(),
+        *(m for m in saved.messages if not isinstance(m, SystemMessage)),
+    ]
+    for path, change in sorted(saved.proposal.items()):
+        if "[redacted]" in change.new_text and "[redacted]" not in change.base_text:
+            found.dropped.append(path)
+            continue
+        now = disk_text_now(session.root / path, change)
+        exists = (session.root / path).exists()
+        if (change.is_new and exists) or (not change.is_new and now != change.base_text):
+            found.stale.append(path)
+        session.overlay.restore(change)
+    session.policy.restore_session_approvals(saved.approvals)
+    for name, args in saved.skills.items():
+        try:
+            session.activations.activate(name, args)
+        except (OSError, KeyError, ValueError):
+            continue  # the skill is gone or unreadable: the history still holds what it said
+    return found

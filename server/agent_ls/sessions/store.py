@@ -1,0 +1,253 @@
+"""The session store: one append-only JSONL file per session, one folder per workspace (docs/sessions.md).
+
+Where: ``<state dir>/sessions/<workspace folder>/<session id>.jsonl``. The state dir is
+``AGENT_LS_STATE_DIR`` when set, else platformdirs' ``user_state_dir("agent-ls")``
+(``~/.local/state/agent-ls`` on Linux). The workspace folder is the root's base name and the first 12
+hex digits of the SHA-256 of its real path (``myapp-3f2a9c0d1e4b``): stable, filesystem-safe, and two
+checkouts named alike do not share a folder.
+
+Format: the first line is the header ``{"kind": "session", "format": 1, "harness": "0.1.0",
+"workspace": "/abs/root", "sessionId": "...", "createdAt": "<ISO 8601 UTC>"}``. Every further line is
+one event ``{"kind": "<kind>", "at": "<ISO 8601 UTC>", ...payload}``; ``session_log.KINDS`` lists those
+written today, and a reader skips kinds it does not know, so new kinds (compaction, todo, memory) need
+no new format version. A file whose ``format`` is newer than ``FORMAT_VERSION`` is not read.
+
+Durability: a line is written whole with one ``write`` to a file opened ``O_APPEND`` (no user-space
+buffer), so a killed process loses nothing it wrote; ``SessionLog.sync`` (``fsync``) runs at the end of
+each run, for a power cut. On load, a last line without its newline (a write cut short) is ignored, as
+is any line that is not a JSON object; an unfinished run is repaired (``replay.load_session``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from agent_ls import __version__
+from agent_ls.sessions.redaction import Redactor
+
+FORMAT_VERSION = 1
+STATE_DIR_ENV = "AGENT_LS_STATE_DIR"
+SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What a session id may be: it names a file, so no separator and no dot."""
+
+
+class SessionNotFound(LookupError):
+    """The user named a session that is not stored for this workspace (or an id that cannot be one); the
+    front end says so and nothing runs."""
+
+
+class SessionFormatError(ValueError):
+    """The session file has no header or a newer format; the front end says so and nothing runs."""
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 with milliseconds (``2026-11-30T20:46:21.123Z``)."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def state_dir(environ: Mapping[str, str]) -> Path:
+    """``AGENT_LS_STATE_DIR`` (``~`` expanded) when set, else platformdirs' user state dir for agent-ls."""
+    chosen = environ.get(STATE_DIR_ENV)
+    if chosen:
+        return Path(chosen).expanduser()
+    return Path(platformdirs.user_state_dir("agent-ls"))
+
+
+def workspace_folder(root: Path) -> str:
+    """``<base name>-<12 hex digits of sha256(real path)>``; the name keeps only ``[A-Za-z0-9._-]``."""
+    real = os.path.realpath(root)
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(real))[:40].lstrip(".") or "root"
+    return f"{name}-{digest}"
+
+
+def check_id(session_id: str) -> str:
+    """``session_id`` when it can name a session file, else ``SessionNotFound``."""
+    if not SESSION_ID.fullmatch(session_id):
+        raise SessionNotFound(f"no session {session_id!r}: an id is letters, digits, '-' and '_'")
+    return session_id
+
+
+class SessionLog:
+    """The open file of one session: ``append(kind, payload)`` writes one redacted line at once.
+
+    Contract: ``append`` never raises for a full disk or a vanished folder; it logs nothing with the
+    payload (it may hold file texts) and keeps the run going: the store is a record, not the run.
+    ``broken`` tells whether a write failed.
+    """
+
+    def __init__(self, path: Path, redactor: Redactor) -> None:
+        self.path = path
+        self._redactor = redactor
+        self._fd: int | None = None
+        self.broken: str | None = None
+
+    def _open(self) -> int:
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":  # a torn line: end it, keep ours whole
+                os.write(fd, b"\n")
+            self._fd = fd
+        return self._fd
+
+    def append(self, kind: str, payload: Mapping[str, Any] | None = None) -> bool:
+        """Write ``{"kind": kind, "at": now, **payload}`` (every string redacted) as one line.
+
+        ``payload`` must be JSON-serializable and must not hold ``kind`` or ``at``. Returns False when the
+        line could not be written (``broken`` says why)."""
+        record = {"kind": kind, "at": now_iso(), **self._redactor.value(dict(payload or {}))}
+        return self.write_line(record)
+
+    def write_line(self, record: Mapping[str, Any]) -> bool:
+        """Write ``record`` as it is (no redaction: the header) as one line."""
+        data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
+            "utf-8", "surrogatepass"
+        )
+        try:
+            fd = self._open()
+            view = memoryview(data)
+            while view:  # one write for a line under the pipe/page limits; a loop for a long one
+                written = os.write(fd, view)
+                view = view[written:]
+        except OSError as exc:
+            self.broken = f"{self.path}: {exc.strerror or exc}"
+            return False
+        return True
+
+    def sync(self) -> None:
+        """``fsync`` what was written (at the end of a run)."""
+        if self._fd is not None:
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                self.broken = f"{self.path}: {exc.strerror or exc}"
+
+    def close(self) -> None:
+        if self._fd is not None:
+            self.sync()
+            os.close(self._fd)
+            self._fd = None
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """The lines of one session file: the header and each readable event, in order.
+
+    ``skipped`` counts the lines that were not JSON objects; ``torn`` is True when the last line had no
+    newline (a write cut short) and was ignored."""
+
+    header: dict[str, Any]
+    records: list[dict[str, Any]]
+    skipped: int
+    torn: bool
+
+
+def read_file(path: Path) -> StoredFile:
+    """Parse a session file (module docstring).
+
+    Raises:
+        OSError: it cannot be read.
+        SessionFormatError: no header, or a format newer than ``FORMAT_VERSION``.
+    """
+    data = path.read_bytes()
+    torn = bool(data) and not data.endswith(b"\n")
+    lines = data.split(b"\n")
+    lines = lines[:-1]  # after the last newline: "" or a torn line
+    records: list[dict[str, Any]] = []
+    skipped = 0
+    for raw in lines:
+        try:
+            record = json.loads(raw.decode("utf-8", "surrogateescape"))
+        except ValueError:
+            skipped += 1
+            continue
+        if isinstance(record, dict) and isinstance(record.get("kind"), str):
+            records.append(record)
+        else:
+            skipped += 1
+    if not records or records[0].get("kind") != "session":
+        raise SessionFormatError(f"{path} is not a session file (no header line)")
+    header = records.pop(0)
+    version = header.get("format")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise SessionFormatError(
+            f"{path} is in session format {version!r}; this agent-ls reads up to {FORMAT_VERSION}"
+        )
+    return StoredFile(header, records, skipped, torn)
+
+
+class SessionStore:
+    """The sessions of every workspace under one state dir.
+
+    Args:
+        root_dir: the state dir (``state_dir``); sessions go to ``root_dir / "sessions"``.
+        redactor: what every event line goes through before it is written.
+    """
+
+    def __init__(self, root_dir: Path, redactor: Redactor) -> None:
+        self.root_dir = root_dir
+        self.redactor = redactor
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> SessionStore:
+        return cls(state_dir(environ), Redactor.from_environ(environ))
+
+    def folder(self, workspace: Path) -> Path:
+        return self.root_dir / "sessions" / workspace_folder(workspace)
+
+    def path(self, workspace: Path, session_id: str) -> Path:
+        """The file of ``session_id`` (checked with ``check_id``) in ``workspace``'s folder."""
+        return self.folder(workspace) / f"{check_id(session_id)}.jsonl"
+
+    def create(self, workspace: Path, session_id: str) -> SessionLog:
+        """A new session file with its header line written."""
+        log = SessionLog(self.path(workspace, session_id), self.redactor)
+        log.write_line(
+            {
+                "kind": "session",
+                "format": FORMAT_VERSION,
+                "harness": __version__,
+                "workspace": str(workspace),
+                "sessionId": session_id,
+                "createdAt": now_iso(),
+            }
+        )
+        return log
+
+    def reopen(self, workspace: Path, session_id: str) -> SessionLog:
+        """The log of a stored session, to append to. Raises ``SessionNotFound``."""
+        path = self.path(workspace, session_id)
+        if not path.is_file():
+            raise SessionNotFound(f"no session {session_id} in {workspace}")
+        return SessionLog(path, self.redactor)
+
+    def read(self, workspace: Path, session_id: str) -> StoredFile:
+        """Raises ``SessionNotFound`` (also for an unreadable file) or ``SessionFormatError``."""
+        path = self.path(workspace, session_id)
+        try:
+            return read_file(path)
+        except FileNotFoundError:
+            raise SessionNotFound(f"no session {session_id} in {workspace}") from None
+        except OSError as exc:
+            raise SessionNotFound(f"session {session_id} cannot be read: {exc.strerror or exc}") from None
+
+    def session_ids(self, workspace: Path) -> list[str]:
+        """The stored session ids of ``workspace``, most recently written first."""
+        try:
+            files = [p for p in self.folder(workspace).iterdir() if p.suffix == ".jsonl" and p.is_file()]
+        except OSError:
+            return []
+        files.sort(key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        return [p.stem for p in files if SESSION_ID.fullmatch(p.stem)]
