@@ -15,6 +15,7 @@ messages, never rename them.
 | ``agent.runSkill`` | ``RunSkillParams`` | ``RunResult``, as ``agent.run`` |
 | ``agent.listSkills`` | ``ListSkillsParams`` | ``ListSkillsResult`` |
 | ``agent.instructions`` | ``InstructionsParams`` | ``InstructionsResult`` |
+| ``agent.listSessions`` | ``ListSessionsParams`` | ``ListSessionsResult`` |
 
 Notifications (server to client): ``agent/event`` (``AgentEventNotification``) and ``agent/runEnded``
 (``RunEndedNotification``).
@@ -99,6 +100,8 @@ class RunParams(_Lenient):
     range: WireRange | None = None
     model: str | None = None
     diagnostics: list[WireDiagnostic] | None = None
+    session_id: str | None = Field(default=None, min_length=1)
+    """Continue this session (in memory or stored, docs/sessions.md); left out, a new one starts."""
 
 
 class RunSkillParams(_Lenient):
@@ -110,6 +113,21 @@ class RunSkillParams(_Lenient):
     args: str | None = None
     model: str | None = None
     diagnostics: list[WireDiagnostic] | None = None
+    session_id: str | None = Field(default=None, min_length=1)
+
+
+class ListSessionsParams(_Lenient):
+    """``agent.listSessions``: the stored sessions of the workspace folder holding ``uri`` (left out: of
+    every open folder), newest first."""
+
+    uri: str | None = None
+
+
+class ListSessionsResult(_Wire):
+    """Each entry: ``{sessionId, title, workspace, createdAt, updatedAt, runs, status, pendingFiles,
+    model, usage}`` (``sessions.saved.SavedSession.summary``)."""
+
+    sessions: list[dict[str, Any]]
 
 
 class ListSkillsParams(_Lenient):
