@@ -171,6 +171,25 @@ class InstructionsLoaded:
 
 
 @dataclass(frozen=True)
+class ContextCompacted:
+    """The history was compacted before a model request (``core.compaction``).
+
+    Attributes:
+        reason: ``auto`` (over the threshold), ``overflow`` (the provider said the request was too long;
+            it is retried once) or ``manual`` (``/compact``, ``agent.compact``).
+        how: ``pruned`` (old tool results became placeholders) or ``summarized`` (the model summarized it).
+        tokens_before / tokens_after: the request's estimated tokens.
+        pruned: how many tool results were pruned.
+    """
+
+    reason: Literal["auto", "overflow", "manual"]
+    how: Literal["pruned", "summarized"]
+    tokens_before: int
+    tokens_after: int
+    pruned: int = 0
+
+
+@dataclass(frozen=True)
 class RunEnded:
     """The run is over. ``reason`` is one plain line a user can read; ``answer`` is the model's last text."""
 
@@ -194,6 +213,7 @@ Event = (
     | UsageReported
     | ProposalChanged
     | InstructionsLoaded
+    | ContextCompacted
     | RunEnded
 )
 

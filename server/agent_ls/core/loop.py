@@ -19,6 +19,10 @@ per-request timeouts and retries, see ``models/retry.py``); cancellation of the 
 After a stop in the middle of a turn, every unanswered tool call gets a synthetic "interrupted"
 error result, so the history stays valid for the next request.
 
+Compaction (``core.compaction``), when the session gives a ``Compactor``: before each model request the
+history is compacted when it is over the threshold; a context-overflow error from the provider compacts it
+(forced summary) and the request is sent once more; a second overflow ends the run with the error.
+
 The model's prose leaves the loop defanged (``core.markdown_defang``): streamed deltas through a
 ``Defanger`` per kind that holds back what is not decided yet (flushed when the call returns), the
 completed message and the answer whole. The history keeps the text as written.
@@ -30,9 +34,12 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
-from agent_ls.core.errors import ModelError
+from agent_ls.core.compaction import Compactor
+from agent_ls.core.errors import ModelContextOverflowError, ModelError
 from agent_ls.core.events import (
+    ContextCompacted,
     Event,
     EventSink,
     MessageCompleted,
@@ -46,7 +53,15 @@ from agent_ls.core.events import (
     UsageReported,
 )
 from agent_ls.core.markdown_defang import Defanger, defang_markdown
-from agent_ls.core.messages import NO_USAGE, AssistantMessage, Message, ToolResultMessage, Usage
+from agent_ls.core.messages import (
+    NO_USAGE,
+    AssistantMessage,
+    Message,
+    ModelResponse,
+    ToolResultMessage,
+    ToolSpec,
+    Usage,
+)
 from agent_ls.core.model_markup import leftover_markup
 from agent_ls.core.ports import ModelClient, ToolExecutor
 
@@ -86,6 +101,7 @@ async def run_loop(
     before_turn: Callable[[list[Message]], None] | None = None,
     unsandboxed: str = "",
     left_out: Callable[[], Sequence[str]] | None = None,
+    compactor: Compactor | None = None,
 ) -> RunEnded:
     """Run the agent until a stop condition, appending to ``history`` in place.
 
@@ -100,6 +116,7 @@ async def run_loop(
         unsandboxed: why commands run without a sandbox, for ``RunStarted`` ("" when they are sandboxed).
         left_out: called once at the end: the changes commands made that did not come into the proposal
             (``path (why)``); ``RunEnded.reason`` names them, so none is dropped silently.
+        compactor: keeps each request under the model's window (``core.compaction``), or None.
 
     Returns:
         The ``RunEnded`` event (also emitted). Never raises: cancellation of the calling task ends the
@@ -109,7 +126,7 @@ async def run_loop(
     run = _RunState(before=session_usage)
     status: RunStatus
     try:
-        status, reason = await _turns(run, history, model, tools, emit, limits, before_turn)
+        status, reason = await _turns(run, history, model, tools, emit, limits, before_turn, compactor)
     except asyncio.CancelledError:
         status, reason = "cancelled", "cancelled by the user"
     except ModelError as exc:
@@ -158,24 +175,26 @@ async def _turns(
     emit: EventSink,
     limits: LoopLimits,
     before_turn: Callable[[list[Message]], None] | None,
+    compactor: Compactor | None = None,
 ) -> tuple[RunStatus, str]:
     for turn in range(1, limits.max_turns + 1):
         emit(TurnStarted(turn=turn, max_turns=limits.max_turns))
         if before_turn is not None:
             before_turn(history)
         specs = list(tools.specs())
-        deltas = _DefangedDeltas(emit)
+        if compactor is not None and compactor.needed(history, specs):
+            await _compact(compactor, history, specs, model, emit, "auto")
         try:
-            async with asyncio.timeout(limits.model_timeout_s):
-                response = await model.complete(history, specs, deltas)
-        except TimeoutError:
-            raise ModelError(
-                f"model {model.model_name} did not answer within {limits.model_timeout_s:g} s"
-            ) from None
-        finally:
-            deltas.flush()
+            response = await _complete(model, history, specs, emit, limits)
+        except ModelContextOverflowError:
+            if compactor is None:
+                raise
+            await _compact(compactor, history, specs, model, emit, "overflow")
+            response = await _complete(model, history, specs, emit, limits)
         message = response.message
         history.append(message)
+        if compactor is not None:
+            compactor.observe(len(history), response.usage)
         run.total = run.total + response.usage
         if message.text or message.reasoning:
             text, reasoning = defang_markdown(message.text), defang_markdown(message.reasoning)
@@ -209,6 +228,33 @@ async def _turns(
             history.append(await tools.execute(call, emit))
     turns = "turn" if limits.max_turns == 1 else "turns"
     return "stopped", f"clean stop: maximum of {limits.max_turns} {turns} exceeded"
+
+
+async def _complete(
+    model: ModelClient, history: list[Message], specs: list[ToolSpec], emit: EventSink, limits: LoopLimits
+) -> ModelResponse:
+    deltas = _DefangedDeltas(emit)
+    try:
+        async with asyncio.timeout(limits.model_timeout_s):
+            return await model.complete(history, specs, deltas)
+    except TimeoutError:
+        raise ModelError(
+            f"model {model.model_name} did not answer within {limits.model_timeout_s:g} s"
+        ) from None
+    finally:
+        deltas.flush()
+
+
+async def _compact(
+    compactor: Compactor,
+    history: list[Message],
+    specs: list[ToolSpec],
+    model: ModelClient,
+    emit: EventSink,
+    reason: Literal["auto", "overflow"],
+) -> None:
+    done = await compactor.compact(history, specs, model, force=reason == "overflow")
+    emit(ContextCompacted(reason, done.how, done.tokens_before, done.tokens_after, done.pruned))
 
 
 class _DefangedDeltas:

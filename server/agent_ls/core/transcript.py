@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from agent_ls.core.events import (
+    ContextCompacted,
     Event,
     InstructionsLoaded,
     MessageCompleted,
@@ -86,6 +87,9 @@ def line_for(event: Event) -> str | None:
         case InstructionsLoaded(what=what, sources=sources, detail=detail):
             shown = _names(sources) or "(none)"
             return f"  instructions ({what}): {_clip(shown, 300)}" + (f" — {_clip(detail)}" if detail else "")
+        case ContextCompacted(reason=why, how=how, tokens_before=before, tokens_after=after, pruned=pruned):
+            results = f", {pruned} tool result(s) pruned" if pruned else ""
+            return f"  context compacted ({why}, {how}{results}): ~{before:,} → ~{after:,} tokens"
         case RunEnded(status=status, reason=reason):
             return f"■ run {status}: {_clip(reason)}"
         case _:

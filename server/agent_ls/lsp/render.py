@@ -27,6 +27,7 @@ from typing import assert_never
 from lsprotocol import types as t
 
 from agent_ls.core.events import (
+    ContextCompacted,
     Event,
     InstructionsLoaded,
     MessageCompleted,
@@ -196,7 +197,7 @@ class LspEventRenderer:
                 )
             case ProposalChanged(paths=paths):
                 return p.AgentEventNotification(session_id=sid, kind="proposalChanged", text="\n".join(paths))
-            case InstructionsLoaded() | RemoteContentDefanged() | RunEnded():
+            case InstructionsLoaded() | RemoteContentDefanged() | ContextCompacted() | RunEnded():
                 return None  # the transcript line (window/logMessage) and the warning say it
             case _:
                 assert_never(event)
