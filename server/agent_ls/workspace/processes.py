@@ -53,6 +53,7 @@ async def execute(
     masked_inside: Sequence[tuple[str, bool]] = (),
     layers: tuple[MountLayers, str] | None = None,
     sink: OutputSink | None = None,
+    guard_orphans: bool = True,
 ) -> CommandResult:
     """Run ``argv`` in ``cwd`` (the shadow copy, or the workspace in workspace mode), in ``sandbox``.
 
@@ -70,7 +71,10 @@ async def execute(
         interleaved, decoded as UTF-8 (invalid bytes replaced), capped to ``head_chars`` +
         ``tail_chars`` characters with an ``[... N characters omitted ...]`` line between; ``note``
         comes first, outside the cap. Memory stays bounded whatever the process prints. With ``sink``,
-        the output goes to it instead and ``output`` holds only ``note``.
+        the output goes to it instead and ``output`` holds only ``note``. ``guard_orphans=False`` starts
+        an unsandboxed ``argv`` without ``orphan_guard``'s gate (a ``/bin/sh`` start, about 1 ms): only for
+        a program that starts no children and ends by itself if this process dies (ripgrep: at the end
+        of its walk, or at its next write to the closed pipe).
 
     Raises:
         asyncio.CancelledError: after the process group was killed.
@@ -89,7 +93,8 @@ async def execute(
         )
         if layers is not None:
             argv = layers[0].wrap(argv, layers[1])
-    gate = ORPHAN_GUARD.gate(argv) if sandbox is None else None  # in the sandbox: --die-with-parent
+    # In the sandbox: --die-with-parent.
+    gate = ORPHAN_GUARD.gate(argv) if sandbox is None and guard_orphans else None
     try:
         proc = await asyncio.create_subprocess_exec(
             *(gate.argv if gate else argv),

@@ -131,6 +131,7 @@ async def run_ripgrep(
         head_chars=0,
         tail_chars=0,
         sink=stream,
+        guard_orphans=False,  # ripgrep starts no children, and ends with its walk or at a closed pipe
     )
     try:
         result = await unless_waiting_on_fifo(running, args, scope.cwd)

@@ -6,6 +6,8 @@ links, ignore rules) now that ripgrep walks the user's tree, and that pending te
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,6 +64,22 @@ async def test_grep_runs_ripgrep_itself_never_through_bubblewrap(
     overlay.propose("b.py", "needle\n")
     assert _lines(await overlay.search("needle", ".", None)) == ["a.py:1:needle", "b.py:1:needle"]
     assert not started.exists()
+
+
+def test_grep_starts_only_ripgrep_no_orphan_watchdog(root: Path) -> None:
+    """ripgrep starts no children and ends by itself, so grep starts it without ``orphan_guard``'s gate,
+    whose ``/bin/sh`` (and, the first time, the watchdog ``/bin/sh``) cost about 1 ms a search: in a
+    fresh process, a grep leaves no child behind."""
+    write(root, {"a.py": "needle\n"})
+    script = (
+        "import asyncio, glob, pathlib, sys\n"
+        "from agent_ls.workspace.overlay import Overlay\n"
+        "found = asyncio.run(Overlay(pathlib.Path(sys.argv[1]), sandbox=None).search('needle', '.', None))\n"
+        "assert found.counts == {'a.py': 1}, found\n"
+        "print(' '.join(open(f'{task}/children').read() for task in glob.glob('/proc/self/task/*')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, root], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == []  # the pids of this process's children
 
 
 async def test_pending_text_replaces_the_disk_text_and_leaves_no_files_behind(
