@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.bench_scale import COLD_GREP, INDEX_ROW
 from benchmarks.scale_editor import GREP_RUN, RUN_END, WRITE_RUN
 
 from tests.conftest import require_tool
@@ -64,6 +65,8 @@ def test_quick_mode_on_a_200_file_tree_produces_every_row(tmp_path: Path) -> Non
                 ("First command of a session", "first bash call (`true`)"),
                 ("A command after one file changed", "bash call (`true`) after one changed file"),
                 ("grep", "first grep of a session"),
+                ("grep", COLD_GREP),
+                ("First command of a session", INDEX_ROW),
                 ("grep", "later grep"),
                 ("list_files", "list_files"),
             )
