@@ -37,6 +37,7 @@ CMD_LIST_SKILLS = "agent.listSkills"
 CMD_RUN_SKILL = "agent.runSkill"
 CMD_INSTRUCTIONS = "agent.instructions"
 CMD_CONTEXT = "agent.context"
+CMD_LIST_SESSIONS = "agent.listSessions"
 
 AGENT_EVENT = "agent/event"
 AGENT_RUN_ENDED = "agent/runEnded"

@@ -22,6 +22,7 @@ from agent_ls.lsp.handlers import (
     config_files,
     context,
     lifecycle,
+    sessions,
 )
 from agent_ls.lsp.state import AgentLanguageServer
 
@@ -49,6 +50,7 @@ def build_server() -> AgentLanguageServer:
         (protocol.CMD_RUN_SKILL, commands.run_skill),
         (protocol.CMD_INSTRUCTIONS, commands.instructions),
         (protocol.CMD_CONTEXT, context.context),
+        (protocol.CMD_LIST_SESSIONS, sessions.list_sessions),
     ):
         server.command(name)(answering(name, handler))
     return server

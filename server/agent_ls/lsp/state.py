@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from agent_ls.lsp.action_items import approval_converter
 from agent_ls.lsp.capabilities import ClientFlags
 from agent_ls.lsp.well_formed import WellFormedProtocol
 from agent_ls.runtime import Session
+from agent_ls.sessions.store import SessionLog, SessionStore
 from agent_ls.settings import EditorSettings
 
 if TYPE_CHECKING:
@@ -41,6 +43,8 @@ class SessionEntry:
     task_text: str
     progress_token: str
     run_task: asyncio.Task[None] | None = None
+    log: SessionLog | None = None
+    """The session's file in the session store (docs/sessions.md); None when it could not be opened."""
 
 
 @dataclass
@@ -66,6 +70,8 @@ class ServerState:
     """Each SKILL.md of the workspace as the last lint loaded it (for the hover)."""
     client_watches_files: bool = False
     """The client accepted to watch the instruction files (``workspace/didChangeWatchedFiles``)."""
+    store: SessionStore = field(default_factory=lambda: SessionStore.from_environ(os.environ))
+    """Where sessions are written and read back (``AGENT_LS_STATE_DIR`` or the user state dir)."""
     secret_indexes: SecretIndexes = field(default_factory=SecretIndexes)
     """The secret index of each workspace root, started at ``initialized`` so that a run's first
     command finds it built (``workspace.secret_index``), shared by the runs of that root."""

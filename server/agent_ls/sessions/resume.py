@@ -47,7 +47,7 @@ class SessionRecorder:
     def __init__(self, log: SessionLog, session: Session, forward: EventSink, *, runs: int = 0) -> None:
         self.log = log
         self._session = session
-        self._forward = forward
+        self.forward = forward
         self._written = len(session.history)
         self._runs = runs
         self._approvals = set(session.policy.session_approvals())
@@ -62,7 +62,7 @@ class SessionRecorder:
         try:
             self._record(event)
         finally:
-            self._forward(event)
+            self.forward(event)
 
     def _record(self, event: Event) -> None:
         if isinstance(event, RunStarted):
@@ -97,7 +97,7 @@ class SessionRecorder:
                     "usage": usage_json(event.usage),
                 },
             )
-            self.log.sync()
+            self.log.close()  # fsync; the next append opens the file again
 
     def _messages(self) -> None:
         history = self._session.history

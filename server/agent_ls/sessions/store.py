@@ -196,13 +196,24 @@ class SessionStore:
         redactor: what every event line goes through before it is written.
     """
 
-    def __init__(self, root_dir: Path, redactor: Redactor) -> None:
+    def __init__(self, root_dir: Path, redactor: Redactor | None = None) -> None:
         self.root_dir = root_dir
-        self.redactor = redactor
+        self._redactor = redactor
+        self._environ: Mapping[str, str] = {}
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> SessionStore:
-        return cls(state_dir(environ), Redactor.from_environ(environ))
+        """The store of ``state_dir(environ)``; its redactor is built at the first write, after the keys
+        were handed over (``key_handoff.received``)."""
+        store = cls(state_dir(environ))
+        store._environ = environ
+        return store
+
+    @property
+    def redactor(self) -> Redactor:
+        if self._redactor is None:
+            self._redactor = Redactor.from_environ(self._environ)
+        return self._redactor
 
     def folder(self, workspace: Path) -> Path:
         return self.root_dir / "sessions" / workspace_folder(workspace)

@@ -13,6 +13,7 @@ The proposal is kept unless the client applied it.
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ from agent_ls.lsp import protocol as p
 from agent_ls.lsp.buffers import EditorBuffers
 from agent_ls.lsp.command_args import parse_params
 from agent_ls.lsp.convert import EditNotSupported, build_workspace_edit
-from agent_ls.lsp.handlers.commands import proposal_summary, session_entry
+from agent_ls.lsp.handlers import sessions
+from agent_ls.lsp.handlers.commands import assemble_for, proposal_summary
 from agent_ls.lsp.state import AgentLanguageServer
 from agent_ls.workspace.apply import disk_stale_reason
 from agent_ls.workspace.overlay import OpenBuffer
@@ -100,7 +102,7 @@ async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, 
 
 
 async def _apply(ls: AgentLanguageServer, params: p.SessionParams) -> dict[str, Any]:
-    entry = session_entry(ls, params.session_id)
+    entry = await sessions.entry_for(ls, params.session_id, functools.partial(assemble_for, ls))
     if entry is None:
         return _refusal(f"no session {params.session_id}" if params.session_id else "no agent run yet")
     if entry.run_task is not None and not entry.run_task.done():
@@ -150,6 +152,7 @@ async def _apply(ls: AgentLanguageServer, params: p.SessionParams) -> dict[str, 
         if reply is None or reply.title != "Apply":
             if reply is not None and reply.title == "Discard":
                 session.discard()
+                sessions.record(entry, "proposal_cleared", {"why": "discarded"})
                 return _refusal("discarded by the user")
             return _refusal("not applied: the prompt was dismissed; the proposal is kept")
     try:
@@ -165,4 +168,5 @@ async def _apply(ls: AgentLanguageServer, params: p.SessionParams) -> dict[str, 
         )
         return _refusal(f"{reason}; the proposal is kept")
     session.discard()
+    sessions.record(entry, "proposal_cleared", {"why": "applied"})
     return p.ApplyProposalResult(applied=True, failure_reason=None).wire()

@@ -33,10 +33,11 @@ from agent_ls.lsp import protocol as p
 from agent_ls.lsp.approver import LspApprover
 from agent_ls.lsp.buffers import EditorBuffers
 from agent_ls.lsp.command_args import parse_params
-from agent_ls.lsp.handlers import config_files
+from agent_ls.lsp.handlers import config_files, sessions
 from agent_ls.lsp.render import LspEventRenderer, usage_summary
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
 from agent_ls.runtime import Session
+from agent_ls.sessions.resume import SessionRecorder
 from agent_ls.settings import EnvSnapshot, process_environ
 from agent_ls.workspace.diffs import line_counts, unified_diff
 
@@ -135,13 +136,24 @@ async def run_skill(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     params = parse_params(p.RunSkillParams, arguments)
     task = f"/{params.skill} {params.args or ''}".strip()
     run_params = p.RunParams(
-        task=task, uri=params.uri, range=params.range, model=params.model, diagnostics=params.diagnostics
+        task=task,
+        uri=params.uri,
+        range=params.range,
+        model=params.model,
+        diagnostics=params.diagnostics,
+        session_id=params.session_id,
     )
     return await _start(ls, run_params, skill=params.skill)
 
 
 async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None = None) -> dict[str, Any]:
     root, focus = _root_and_focus(ls, params)
+    saved = None
+    if params.session_id is not None:  # a follow-up: a session of this server or a stored one
+        sessions.refuse_if_running(ls, params.session_id)
+        saved_root, saved = await sessions.saved_session(ls, params.session_id)
+        if saved_root != root:  # the session's own workspace folder
+            root, focus = saved_root, Focus()
     file_path = _file_path(params.uri)
     if file_path is not None and focus.path is None:  # never silently: the run cannot see that file
         message = f"agent-ls: {file_path} is outside the workspace folder {root}; the run works without it"
@@ -162,8 +174,14 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
             buffers=EditorBuffers(ls.workspace),
             context_generation=lambda: ls.state.instructions_generation,
             secret_index=ls.state.secret_indexes.get(root, config),
+            session_id=params.session_id,
         )
     )
+    if saved is not None:
+        await sessions.put_back(ls, session, saved)
+        if sessions.is_running(ls.state.sessions.get(session.session_id)):  # a second run came meanwhile
+            session.close()
+            sessions.refuse_if_running(ls, session.session_id)
     if skill is not None and find_skill(session.context.skills, skill) is None:
         session.close()
         names = ", ".join(s.name for s in session.context.skills.skills) or "none"
@@ -172,8 +190,12 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
         session.show_request = functools.partial(_log_request, ls)
     token = f"agent-ls/{session.session_id}/{uuid.uuid4().hex[:8]}"
     entry = SessionEntry(session=session, task_text=params.task, progress_token=token)
+    entry.log = sessions.open_log(ls, session, new=saved is None)
+    recorder = SessionRecorder(entry.log, session, lambda event: None, runs=saved.runs if saved else 0)
+    if saved is not None:
+        recorder.pending_repairs(saved)
     ls.state.sessions[session.session_id] = entry
-    entry.run_task = asyncio.get_running_loop().create_task(_drive(ls, entry, params, focus))
+    entry.run_task = asyncio.get_running_loop().create_task(_drive(ls, entry, params, focus, recorder))
     return p.RunResult(session_id=session.session_id, progress_token=token).wire()
 
 
@@ -181,7 +203,9 @@ def _log_request(ls: AgentLanguageServer, text: str) -> None:
     ls.window_log_message(t.LogMessageParams(type=t.MessageType.Log, message=f"agent-ls request: {text}"))
 
 
-async def _drive(ls: AgentLanguageServer, entry: SessionEntry, params: p.RunParams, focus: Focus) -> None:
+async def _drive(
+    ls: AgentLanguageServer, entry: SessionEntry, params: p.RunParams, focus: Focus, recorder: SessionRecorder
+) -> None:
     session, token = entry.session, entry.progress_token
     renderer = LspEventRenderer(
         ls,
@@ -190,6 +214,7 @@ async def _drive(ls: AgentLanguageServer, entry: SessionEntry, params: p.RunPara
         progress=False,
         run_ended=lambda ended: _run_ended(session, ended),
     )
+    recorder.forward = renderer  # each event is written to the session file, then rendered
     if ls.state.flags.work_done_progress:
         try:
             await ls.work_done_progress.create_async(token)
@@ -203,7 +228,7 @@ async def _drive(ls: AgentLanguageServer, entry: SessionEntry, params: p.RunPara
         except Exception as exc:  # a client that refuses the token still gets the log and agent/* messages
             log.warning("window/workDoneProgress/create failed: %s", exc)
     try:
-        await session.run(task=params.task, focus=focus, emit=renderer, usage_before=ls.state.usage)
+        await session.run(task=params.task, focus=focus, emit=recorder, usage_before=ls.state.usage)
         if session.last_run is not None:  # summed, not copied: runs may overlap
             ls.state.usage = ls.state.usage + session.last_run.usage
     finally:
@@ -240,7 +265,7 @@ async def cancel(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
 
 async def proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     params = parse_params(p.SessionParams, arguments)
-    entry = session_entry(ls, params.session_id)
+    entry = await sessions.entry_for(ls, params.session_id, functools.partial(assemble_for, ls))
     if entry is None:
         return p.ProposalResult(files=[]).wire()
     # The proposal is read here, on the event loop; its diffs are computed in a worker thread, so the
@@ -273,11 +298,33 @@ def _proposal_files(session: Session, changes: list[FileChange]) -> list[p.Propo
 
 async def discard_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     params = parse_params(p.SessionParams, arguments)
-    entry = session_entry(ls, params.session_id)
+    entry = await sessions.entry_for(ls, params.session_id, functools.partial(assemble_for, ls))
     if entry is None or not entry.session.proposal():
         return p.DiscardProposalResult(discarded=False).wire()
     entry.session.discard()
+    sessions.record(entry, "proposal_cleared", {"why": "discarded"})
     return p.DiscardProposalResult(discarded=True).wire()
+
+
+async def assemble_for(ls: AgentLanguageServer, root: Path, session_id: str) -> Session:
+    """A session ``session_id`` of ``root`` with no focus and the editor's model, for a stored session
+    shown or applied without a run (``sessions.entry_for``)."""
+    config = config_files.for_root(ls, root)
+    return await asyncio.to_thread(
+        functools.partial(
+            assemble_session,
+            root=root,
+            approver=LspApprover(ls),
+            environ=process_environ(),
+            config=config,
+            env=EnvSnapshot.from_environ(),
+            editor=ls.state.settings,
+            buffers=EditorBuffers(ls.workspace),
+            context_generation=lambda: ls.state.instructions_generation,
+            secret_index=ls.state.secret_indexes.get(root, config),
+            session_id=session_id,
+        )
+    )
 
 
 def _load_context(root: Path, focus: Path | None, config: LoadedConfig) -> AgentContext:
