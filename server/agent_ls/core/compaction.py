@@ -11,7 +11,8 @@ retry (``core.loop``); ``/compact [focus]`` and ``agent.compact`` force one betw
 How (``Compactor.compact``), cheapest first (harness-conventions.md §4: OpenCode's prune pass, then Pi's
 and Codex's summary):
 1. prune: every tool result older than the last exchange, bulky (over ``BULKY_BYTES``) and beyond the
-   most recent ``keep_recent`` tokens of results becomes a placeholder saying how to get it again
+   most recent ``keep_recent`` tokens of results (all of them, when that is not enough) becomes a
+   placeholder saying how to get it again
    (``[output of bash `pytest -q` at turn 7 pruned to save context; run it again]``). Never pruned: user
    messages, the ``skill`` tool's results (skill bodies), the todo list's, and the ``<instructions>`` blocks
    (nested AGENTS.md files) a result carries: those stay in the placeholder;
@@ -23,7 +24,8 @@ and Codex's summary):
    (byte-identical when nothing changed), one user message (``handoff``: the summary, every user message
    verbatim within ``user_budget`` tokens, the first always, then the nested AGENTS.md blocks and activated
    skills, then the todo list), then the last exchange when the run is in the middle of one;
-3. if the request is still over, the results of that last exchange are pruned too.
+3. if the request is still over (or not smaller than before), the results of that last exchange are pruned
+   too.
 
 The user's own words are kept by the code, not left to the summary: the seeds' lost constraint ("the
 free-shipping threshold is computed after the discount") cannot be summarized away.
@@ -127,6 +129,8 @@ class Compactor:
         state: the session's ``CompactionState``.
         threshold: the fraction of the usable window that triggers a compaction.
         summarizer: the model that writes summaries, or None for the run's own model.
+        auto: compact when over ``limit``; False when the window is not known (then only a provider's
+            overflow error or a manual compaction does).
     """
 
     context_window: int
@@ -139,6 +143,7 @@ class Compactor:
     state: CompactionState = field(default_factory=CompactionState)
     threshold: float = DEFAULT_THRESHOLD
     summarizer: ModelClient | None = None
+    auto: bool = True
     _reported: tuple[int, int] | None = field(default=None, init=False)
 
     @property
@@ -148,8 +153,9 @@ class Compactor:
 
     @property
     def keep_recent(self) -> int:
-        """Tokens of recent tool results kept verbatim by pruning (OpenCode keeps 40k)."""
-        return min(40_000, self.limit // 4)
+        """Tokens of recent tool results kept verbatim by pruning: an eighth of ``limit``, at most 40k
+        (OpenCode keeps the last 40k of a 200k window's results)."""
+        return min(40_000, self.limit // 8)
 
     @property
     def user_budget(self) -> int:
@@ -172,7 +178,8 @@ class Compactor:
         return max(whole, reported + max(0, since))
 
     def needed(self, history: Sequence[Message], tools: Sequence[ToolSpec]) -> bool:
-        return self.measure(history, tools) > self.limit
+        """True when ``auto`` and the next request would hold more than ``limit`` tokens."""
+        return self.auto and self.measure(history, tools) > self.limit
 
     async def compact(
         self,
@@ -197,13 +204,16 @@ class Compactor:
         pruned = prune(history, keep_recent=self.keep_recent, estimate=self.estimate)
         self._reported = None
         after = self.estimate(history, tools)
+        if not force and after > self.limit:  # every older result before a model call
+            pruned += prune(history, keep_recent=0, estimate=self.estimate)
+            after = self.estimate(history, tools)
         if not force and after <= self.limit:
             return CompactionResult("pruned", before, after, pruned)
         tail = _tail(history)
         summary = await self._summarize(history[: len(history) - len(tail)], tools, model, focus, emit)
         history[:] = [self.system_message(), UserMessage(self._handoff(summary)), *tail]
         after = self.estimate(history, tools)
-        if after > self.limit:
+        if after > self.limit or after >= before:  # a retry after an overflow must be smaller
             pruned += prune(history, keep_recent=0, estimate=self.estimate, protect_last=False)
             after = self.estimate(history, tools)
         self.state.count += 1

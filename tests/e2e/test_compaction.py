@@ -1,0 +1,116 @@
+"""Compaction end to end (issue 15): a real ``agent-ls serve`` with a 4,000-token window configured, a
+40-turn scripted session with large tool results, the scripted model server recording every request."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pytest_lsp import LanguageClient
+
+from tests.e2e.conftest import command, field, model_settings, run_ended, start
+from tests.support.long_session import (
+    AGENTS_MD,
+    TASK,
+    LongSession,
+    body_tokens,
+    is_summary_request,
+    write_files,
+)
+from tests.support.model_server import FakeModelServer
+
+WINDOW = 4_000
+SMALL_WINDOW = f"[providers.openai]\ncontext_window = {WINDOW}\nmax_output_tokens = 200\n"
+SKILL_HEADING = "# Explain code"
+
+
+def _texts(body: dict[str, Any]) -> str:
+    return "\n".join(str(m.get("content")) for m in body["messages"])
+
+
+async def _run(client: LanguageClient, workspace: Path, server: FakeModelServer, task: str) -> Any:
+    await start(client, workspace, model_settings(server, maxTurns=60))
+    started = await command(client, "agent.run", {"task": task})
+    return await run_ended(client, field(started, "sessionId"), timeout_s=120)
+
+
+def _after_compactions(requests: list[Any]) -> list[dict[str, Any]]:
+    """The agent's requests that directly follow a summary request."""
+    return [b for a, b in itertools.pairwise(requests) if is_summary_request(a) and not is_summary_request(b)]
+
+
+async def test_long_session_runs_through_compactions(
+    client: LanguageClient,
+    workspace: Path,
+    model_server: FakeModelServer,
+    user_config: Callable[[str], None],
+) -> None:
+    write_files(workspace)
+    user_config(SMALL_WINDOW)
+    script = LongSession(turns=40)
+    model_server.responder = script
+    ended = await _run(client, workspace, model_server, TASK)
+
+    assert field(ended, "status") == "done", field(ended, "reason")
+    requests = model_server.requests
+    agent_requests = [r for r in requests if not is_summary_request(r)]
+    assert len(agent_requests) == 40
+    assert script.summaries >= 3  # several compactions by summary (and pruning in between)
+    assert max(body_tokens(r) for r in requests) <= WINDOW
+    first = agent_requests[0]
+    system = first["messages"][0]["content"]
+    assert AGENTS_MD.strip() in system
+    followers = _after_compactions(requests)
+    assert len(followers) == script.summaries
+    for body in followers:
+        assert body["messages"][0]["content"] == system  # the stable prefix, byte-identical
+        text = _texts(body)
+        assert TASK in text  # the user's first message, verbatim
+        assert SKILL_HEADING in text  # the activated skill's body
+        assert "SUMMARY" in text
+    # Pruned results say how to get them back.
+    assert any("pruned to save context; read the file again" in _texts(r) for r in agent_requests)
+
+
+async def test_constraint_survives_three_compactions(
+    client: LanguageClient,
+    workspace: Path,
+    model_server: FakeModelServer,
+    user_config: Callable[[str], None],
+) -> None:
+    write_files(workspace)
+    user_config(SMALL_WINDOW)
+    script = LongSession(turns=30)
+    model_server.responder = script
+    ended = await _run(client, workspace, model_server, TASK)
+
+    assert field(ended, "status") == "done", field(ended, "reason")
+    assert script.summaries >= 3
+    requests = model_server.requests
+    third = [i for i, r in enumerate(requests) if is_summary_request(r)][2]
+    after = [r for r in requests[third:] if not is_summary_request(r)]
+    assert after
+    for body in after:
+        assert "the free-shipping threshold is computed after the discount" in _texts(body)
+
+
+async def test_overflow_error_compacts_and_retries_once(
+    client: LanguageClient,
+    workspace: Path,
+    model_server: FakeModelServer,
+) -> None:
+    write_files(workspace)
+    script = LongSession(turns=4, overflow_at=(3,))
+    model_server.responder = script
+    ended = await _run(client, workspace, model_server, TASK)
+
+    assert field(ended, "status") == "done", field(ended, "reason")
+    requests = model_server.requests
+    kinds = ["summary" if is_summary_request(r) else "agent" for r in requests]
+    # turn 3 is refused, the history is summarized, and turn 3 is sent again (no window configured).
+    assert kinds == ["agent", "agent", "agent", "summary", "agent", "agent"]
+    retried = requests[4]
+    assert TASK in _texts(retried) and "SUMMARY 1" in _texts(retried)
+    assert body_tokens(retried) < body_tokens(requests[2])
