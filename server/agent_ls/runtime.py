@@ -21,9 +21,10 @@ from pathlib import Path
 
 from agent_ls.config import LoadedConfig
 from agent_ls.context_report import ContextReport, known_texts, measure
+from agent_ls.core.compaction import DEFAULT_THRESHOLD, CompactionState, Compactor
 from agent_ls.core.context import Focus, system_prompt, task_message
 from agent_ls.core.errors import AgentLsError
-from agent_ls.core.events import Event, EventSink, InstructionsLoaded, RunEnded, RunStarted
+from agent_ls.core.events import ContextCompacted, Event, EventSink, InstructionsLoaded, RunEnded, RunStarted
 from agent_ls.core.loop import LoopLimits, run_loop
 from agent_ls.core.messages import NO_USAGE, Message, SystemMessage, Usage, UserMessage
 from agent_ls.core.ports import ModelClient
@@ -33,6 +34,7 @@ from agent_ls.instructions.agent_context import DEFAULT_CONTEXT_WINDOW, AgentCon
 from agent_ls.instructions.agents_md import render_nested
 from agent_ls.instructions.catalog import render_catalog
 from agent_ls.models.request_body import ObservedModel, context_window_of, encoder_of
+from agent_ls.models.window import token_estimator, window_of
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.tools.skill import skill_tool
@@ -49,6 +51,10 @@ ModelOpener = Callable[[], ModelClient]
 
 CONTEXT_COMMAND = "/context"
 """The task that answers with ``Session.context_report`` as text, without a model call."""
+
+
+COMPACT_COMMAND = "/compact"
+"""The task ``/compact [focus]``: compact the history now (a summary), without running the agent."""
 
 
 def new_session_id() -> str:
@@ -99,10 +105,12 @@ class Session:
         open_model: builds the model client at the start of each run; raises ``ConfigError``.
         reload_context: loads the context again (same focus) when ``context_generation`` moved.
         context_generation: moves when an instruction or skill file changes; read before each turn.
+        compact_threshold: the fraction of the usable window that starts a compaction (default 0.8).
         show_request: gets each request before it is sent, as text (``models.request_body.describe_request``,
             the API key redacted): ``agent-ls run --debug``, the editor's ``agentLs.trace``; None: not shown.
         history: the conversation so far (system message first).
         last_run: the ``RunEnded`` of the last run, or None.
+        compaction: what compactions keep across runs (the user's messages); see ``core.compaction``.
     """
 
     session_id: str
@@ -120,9 +128,11 @@ class Session:
     open_model: ModelOpener
     reload_context: Callable[[], AgentContext] | None = None
     context_generation: Callable[[], int] | None = None
+    compact_threshold: float = DEFAULT_THRESHOLD
     show_request: Callable[[str], None] | None = None
     history: list[Message] = field(default_factory=list, init=False)
     last_run: RunEnded | None = field(default=None, init=False)
+    compaction: CompactionState = field(default_factory=CompactionState, init=False)
 
     def __post_init__(self) -> None:
         self._seen_generation = self.context_generation() if self.context_generation is not None else 0
@@ -221,6 +231,13 @@ class Session:
             emit(ended)
             self.last_run = ended
             return ended
+        if task.split(maxsplit=1)[:1] == [COMPACT_COMMAND]:
+            try:
+                ended = await self._answer_compact(task, model, emit, usage_before)
+            finally:
+                await model.aclose()
+            self.last_run = ended
+            return ended
         if task.strip() == CONTEXT_COMMAND:
             try:
                 ended = self._answer_context(task, model, emit, usage_before)
@@ -260,6 +277,7 @@ class Session:
                 before_turn=before_turn,
                 unsandboxed=unsandboxed,
                 left_out=self.runner.take_left_out,
+                compactor=self.compactor(model),
             )
         finally:
             await model.aclose()
@@ -289,6 +307,50 @@ class Session:
             status="done",
             reason="context report (no model call)",
             answer=report.text(),
+            usage=Usage(),
+            session_usage=before,
+        )
+        emit(ended)
+        return ended
+
+    def compactor(self, model: ModelClient) -> Compactor:
+        """The ``Compactor`` of a run with ``model``: its window (automatic only when configured), the
+        ``agent.context`` estimator, and what this session puts back after a summary."""
+        window, reserve = window_of(model)
+        return Compactor(
+            context_window=window or DEFAULT_CONTEXT_WINDOW,
+            max_output_tokens=reserve,
+            estimate=token_estimator(model),
+            system_message=self.system_message,
+            pinned=self.pinned_instructions,
+            proposal=lambda: [change.path for change in self.overlay.proposal()],
+            state=self.compaction,
+            threshold=self.compact_threshold,
+            auto=window is not None,
+        )
+
+    async def _answer_compact(
+        self, task: str, model: ModelClient, emit: EventSink, before: Usage
+    ) -> RunEnded:
+        """``/compact [focus]``: summarize the history now; the answer says how much it freed."""
+        emit(RunStarted(session_id=self.session_id, task=task, model=model.model_name))
+        focus = task.strip()[len(COMPACT_COMMAND) :].strip()
+        if len(self.history) < 2:
+            reason, status = "nothing to compact: the session has no history yet", "done"
+        else:
+            try:
+                done = await self.compactor(model).compact(
+                    self.history, list(self.registry.specs()), model, force=True, focus=focus
+                )
+            except AgentLsError as exc:
+                reason, status = f"compaction failed: {exc}", "error"
+            else:
+                emit(ContextCompacted("manual", done.how, done.tokens_before, done.tokens_after, done.pruned))
+                reason, status = f"compacted: ~{done.tokens_before:,} → ~{done.tokens_after:,} tokens", "done"
+        ended = RunEnded(
+            status="done" if status == "done" else "error",
+            reason=reason,
+            answer=reason if status == "done" else "",
             usage=Usage(),
             session_usage=before,
         )
