@@ -16,7 +16,8 @@ settings it builds, in order (docs/architecture.md draws the path):
    when the workspace opened, or one of the session's own, started here, while the model thinks),
    the overlay over them (pending edits and unsaved buffers) and the shell runner that runs commands
    in them and proposes their changes back to the overlay;
-5. the tool registry, behind the permission policy and the approver;
+5. the tool registry, behind the permission policy and the approver, and the workspace's memory notes
+   (``tools.memory``: in the user state dir, next to the session store; secrets redacted);
 6. the model opener (``models.resolution``: the model is resolved and its client built at the start of
    each run, so a bad model ends that run with a clear reason instead of failing the request).
 
@@ -42,9 +43,12 @@ from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.policy.rules import BUILTIN_RULES, Rule
 from agent_ls.runtime import ModelOpener, Session, new_session_id
+from agent_ls.sessions.redaction import Redactor
+from agent_ls.sessions.store import state_dir, workspace_folder
 from agent_ls.settings import EditorSettings, EnvSnapshot
 from agent_ls.tools import default_tools
 from agent_ls.tools.base import ToolContext
+from agent_ls.tools.memory import MemoryNotes, workspace_memory_path
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.workspace.layered_copy import LayeredCopy
 from agent_ls.workspace.overlay import BufferSource, Overlay
@@ -179,7 +183,14 @@ def assemble_session(
         open_model=model_opener(model, editor, env, config),
         reload_context=reload_context,
         context_generation=context_generation,
+        memory=_memory(root, environ) if env is not None else None,
     )
+
+
+def _memory(root: Path, environ: Mapping[str, str]) -> MemoryNotes:
+    """The notes file of ``root`` (``<state dir>/memory/<workspace folder>/notes.md``)."""
+    path = workspace_memory_path(state_dir(environ), workspace_folder(root))
+    return MemoryNotes(path, Redactor.from_environ(environ).text)
 
 
 def model_opener(

@@ -29,6 +29,7 @@ from agent_ls.core.loop import LoopLimits, run_loop
 from agent_ls.core.messages import NO_USAGE, Message, SystemMessage, Usage, UserMessage
 from agent_ls.core.ports import ModelClient
 from agent_ls.core.proposal import FileChange
+from agent_ls.core.todos import TodoList
 from agent_ls.instructions.activation import SkillActivations, find_skill, near_names, parse_slash
 from agent_ls.instructions.agent_context import DEFAULT_CONTEXT_WINDOW, AgentContext, NestedAttacher
 from agent_ls.instructions.agents_md import render_nested
@@ -37,6 +38,8 @@ from agent_ls.models.request_body import ObservedModel, context_window_of, encod
 from agent_ls.models.window import token_estimator, window_of
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools.registry import ToolRegistry
+from agent_ls.tools.memory import MemoryNotes
+from agent_ls.tools.session_tools import deferred_tools, origin_of
 from agent_ls.tools.skill import skill_tool
 from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.sandbox import unsandboxed_reason
@@ -108,6 +111,9 @@ class Session:
         compact_threshold: the fraction of the usable window that starts a compaction (default 0.8).
         show_request: gets each request before it is sent, as text (``models.request_body.describe_request``,
             the API key redacted): ``agent-ls run --debug``, the editor's ``agentLs.trace``; None: not shown.
+        memory: the workspace's notes file (the memory tools), or None: no memory tools.
+        todos: the todo list the model keeps with ``todo_write`` (``core.todos``): what the reminder and a
+            compaction put back, and the editor shows.
         history: the conversation so far (system message first).
         last_run: the ``RunEnded`` of the last run, or None.
         compaction: what compactions keep across runs (the user's messages); see ``core.compaction``.
@@ -130,6 +136,8 @@ class Session:
     context_generation: Callable[[], int] | None = None
     compact_threshold: float = DEFAULT_THRESHOLD
     show_request: Callable[[str], None] | None = None
+    memory: MemoryNotes | None = None
+    todos: TodoList = field(default_factory=TodoList, init=False)
     history: list[Message] = field(default_factory=list, init=False)
     last_run: RunEnded | None = field(default=None, init=False)
     compaction: CompactionState = field(default_factory=CompactionState, init=False)
@@ -140,7 +148,10 @@ class Session:
 
     def _set_skill_tool(self) -> None:
         names = [skill.name for skill in self.context.skills.model_invocable()]
-        self.registry.set_extra_tools([skill_tool(self.activations, names)] if names else [])
+        self.registry.set_extra_tools(
+            [skill_tool(self.activations, names)] if names else [],
+            deferred_tools(self.todos, self.memory, lambda: origin_of(self.session_id, self.history)),
+        )
 
     def system_message(self) -> SystemMessage:
         """The stable prefix: the system prompt, the AGENTS.md chain and the skills catalog. Rebuilt

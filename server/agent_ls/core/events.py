@@ -7,7 +7,9 @@ partial text before it is void), ``MessageCompleted`` (when the model wrote text
 ``RemoteContentDefanged`` when that text held images or HTML that would load something,
 ``UsageReported``, then per tool call ``ToolCallStarted``, ``VerdictGiven`` (only for tools that need a
 permission check), ``ToolCallFinished`` and, after a mutating call that changed the proposal,
-``ProposalChanged``; finally exactly one ``RunEnded``.
+``ProposalChanged``; finally exactly one ``RunEnded``. A ``todo_write`` call emits ``TodosChanged``, and a
+``task`` call the subagent's whole run, each event wrapped in a ``SubagentEvent``, before its
+``ToolCallFinished``.
 
 The model's prose in ``MessageDelta``, ``MessageCompleted`` and ``RunEnded.answer`` is defanged
 (``core.markdown_defang``): a client may render it as markdown, and nothing in it may load a remote image.
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent_ls.core.messages import NO_USAGE, Usage
+from agent_ls.core.todos import TodoItem
 
 Verdict = Literal["allow", "ask", "deny"]
 RunStatus = Literal["done", "stopped", "cancelled", "error"]
@@ -190,6 +193,29 @@ class ContextCompacted:
 
 
 @dataclass(frozen=True)
+class TodosChanged:
+    """The model replaced the session's todo list (``todo_write``); ``items`` is the whole new list, in
+    order. Emitted while that call runs, before its ``ToolCallFinished``."""
+
+    items: tuple[TodoItem, ...]
+
+
+@dataclass(frozen=True)
+class SubagentEvent:
+    """An event of a subagent's run (the ``task`` tool), nested under the parent's tool call.
+
+    Attributes:
+        call_id: the parent's ``task`` call that runs the subagent.
+        description: the task's short description (3-5 words), for display.
+        event: the subagent's own event, from its ``RunStarted`` to its ``RunEnded``.
+    """
+
+    call_id: str
+    description: str
+    event: Event
+
+
+@dataclass(frozen=True)
 class RunEnded:
     """The run is over. ``reason`` is one plain line a user can read; ``answer`` is the model's last text."""
 
@@ -214,6 +240,8 @@ Event = (
     | ProposalChanged
     | InstructionsLoaded
     | ContextCompacted
+    | TodosChanged
+    | SubagentEvent
     | RunEnded
 )
 

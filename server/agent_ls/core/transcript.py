@@ -1,6 +1,7 @@
 """Transcript lines: one short human-readable line per event, shared by the LSP log and the CLI.
 
 Streamed deltas are not transcript lines of their own (the completed message is); see ``line_for``.
+A todo list is shown whole, one item per line; a subagent's events are indented under ``⤷ [description]``.
 
 Text from the model, the workspace or a tool is shown through ``core.visible_text.visible``: escape
 sequences, carriage returns and bidi or zero-width characters appear as ``^[``, ``^M``, ``<U+202E>``, so a
@@ -23,6 +24,8 @@ from agent_ls.core.events import (
     RemoteContentDefanged,
     RunEnded,
     RunStarted,
+    SubagentEvent,
+    TodosChanged,
     ToolCallFinished,
     ToolCallStarted,
     TurnStarted,
@@ -30,6 +33,7 @@ from agent_ls.core.events import (
     VerdictGiven,
 )
 from agent_ls.core.messages import Usage
+from agent_ls.core.todos import STATUS_MARKS
 from agent_ls.core.visible_text import visible
 
 MAX_LINE_CHARS = 400
@@ -90,6 +94,15 @@ def line_for(event: Event) -> str | None:
         case ContextCompacted(reason=why, how=how, tokens_before=before, tokens_after=after, pruned=pruned):
             results = f", {pruned} tool result(s) pruned" if pruned else ""
             return f"  context compacted ({why}, {how}{results}): ~{before:,} → ~{after:,} tokens"
+        case TodosChanged(items=items):
+            todo_lines = (f"\n    {STATUS_MARKS[item.status]} {_clip(item.content, 200)}" for item in items)
+            return "  todos:" + "".join(todo_lines)
+        case SubagentEvent(description=description, event=inner):
+            line = line_for(inner)
+            if line is None:
+                return None
+            prefix = f"  ⤷ [{_clip(description, 60)}] "
+            return prefix + line.strip().replace("\n", "\n" + " " * len(prefix))
         case RunEnded(status=status, reason=reason):
             return f"■ run {status}: {_clip(reason)}"
         case _:

@@ -17,8 +17,9 @@ messages, never rename them.
 | ``agent.instructions`` | ``InstructionsParams`` | ``InstructionsResult`` |
 | ``agent.listSessions`` | ``ListSessionsParams`` | ``ListSessionsResult`` |
 
-Notifications (server to client): ``agent/event`` (``AgentEventNotification``) and ``agent/runEnded``
-(``RunEndedNotification``).
+Notifications (server to client): ``agent/event`` (``AgentEventNotification``; a subagent's events carry
+``subagent``), ``agent/runEnded`` (``RunEndedNotification``) and ``agent/todos`` (``TodosNotification``, the
+whole todo list each time the model writes it).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ CMD_LIST_SESSIONS = "agent.listSessions"
 
 AGENT_EVENT = "agent/event"
 AGENT_RUN_ENDED = "agent/runEnded"
+AGENT_TODOS = "agent/todos"
 
 EventKind = Literal[
     "runStarted",
@@ -239,6 +241,28 @@ class AgentEventNotification(_Wire):
     """On ``retrying``: True when the text streamed so far in this turn is void (clear it)."""
     approval: ApprovalAnswer | None = None
     """On ``verdict``: the user's answer when the policy asked, else null (the rule decided alone)."""
+    subagent: SubagentMarker | None = None
+    """On an event of a subagent's run (the ``task`` tool): which one; null for the session's own run."""
+
+
+class SubagentMarker(_Wire):
+    """Which subagent an ``agent/event`` comes from: the parent's ``task`` call and its description."""
+
+    call_id: str
+    description: str
+
+
+class TodoWire(_Wire):
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    active_form: str
+
+
+class TodosNotification(_Wire):
+    """``agent/todos``: the session's whole todo list, in order, each time ``todo_write`` replaces it."""
+
+    session_id: str
+    todos: list[TodoWire]
 
 
 class ProposalSummary(_Wire):

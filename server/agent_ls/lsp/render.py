@@ -3,7 +3,9 @@
 Each event becomes, in order: a transcript line (``window/logMessage``), an ``agent/event``
 notification (structured, for rich clients) and, where it marks progress, a ``$/progress`` report on
 the run's work-done token (begin at ``RunStarted``, a report per turn and per tool call, end at
-``RunEnded`` with the outcome). ``RunEnded`` also sends ``agent/runEnded``.
+``RunEnded`` with the outcome). ``RunEnded`` also sends ``agent/runEnded``. ``TodosChanged`` sends
+``agent/todos`` and a progress report naming the item in progress; a subagent's events (``SubagentEvent``)
+go out as its own would, marked with ``subagent``, and its turns and tool calls are progress reports.
 
 A ``VerdictGiven`` with verdict deny (by a rule or by the user) also sends a ``window/showMessage`` of
 type Warning, ``agent-ls blocked: <tool> <subject> (<rule>)``, at most once per distinct subject per run:
@@ -37,6 +39,8 @@ from agent_ls.core.events import (
     RemoteContentDefanged,
     RunEnded,
     RunStarted,
+    SubagentEvent,
+    TodosChanged,
     ToolCallFinished,
     ToolCallStarted,
     TurnStarted,
@@ -197,6 +201,18 @@ class LspEventRenderer:
                 )
             case ProposalChanged(paths=paths):
                 return p.AgentEventNotification(session_id=sid, kind="proposalChanged", text="\n".join(paths))
+            case TodosChanged(items=items):
+                todos = [
+                    p.TodoWire(content=item.content, status=item.status, active_form=item.active_form)
+                    for item in items
+                ]
+                todos_notification = p.TodosNotification(session_id=sid, todos=todos)
+                self._ls.protocol.notify(p.AGENT_TODOS, todos_notification.wire())
+                return None  # its own notification, agent/todos
+            case SubagentEvent(call_id=call_id, description=description, event=inner):
+                nested = self._notification(inner)
+                marker = p.SubagentMarker(call_id=call_id, description=description)
+                return nested.model_copy(update={"subagent": marker}) if nested is not None else None
             case InstructionsLoaded() | RemoteContentDefanged() | ContextCompacted() | RunEnded():
                 return None  # the transcript line (window/logMessage) and the warning say it
             case _:
@@ -215,6 +231,13 @@ class LspEventRenderer:
                 if isinstance(event, TurnStarted) and self._total is not None:
                     message += f" · {usage_text(self._total)}"
                 progress.report(self._token, t.WorkDoneProgressReport(message=message))
+            case TodosChanged(items=items):
+                done = sum(item.status == "completed" for item in items)
+                now = next((item.active_form for item in items if item.status == "in_progress"), "")
+                message = f"todo {done}/{len(items)} done" + (f": {now}" if now else "")
+                progress.report(self._token, t.WorkDoneProgressReport(message=message))
+            case SubagentEvent(event=TurnStarted() | ToolCallStarted()):
+                progress.report(self._token, t.WorkDoneProgressReport(message=" ".join(line.split())))
             case UsageReported(total=total):
                 self._total = total
             case RunEnded(status=status, reason=reason, usage=usage):

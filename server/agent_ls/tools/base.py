@@ -14,14 +14,24 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from agent_ls.core.events import EventSink
 from agent_ls.core.messages import ToolSpec
 from agent_ls.core.ports import CommandRunner, Workspace
 
-Permission = Literal["read", "edit", "bash", "skill"]
+Permission = Literal["read", "edit", "bash", "skill", "session"]
 
-SUBJECT_FIELDS: dict[Permission, str] = {"read": "path", "edit": "path", "bash": "command", "skill": "name"}
+SUBJECT_FIELDS: dict[Permission, str] = {
+    "read": "path",
+    "edit": "path",
+    "bash": "command",
+    "skill": "name",
+    "session": "",
+}
 """The argument the permission check judges, per permission kind. ``skill`` (loading a skill's
-instructions) is read-only and always allowed; the verdict is still reported."""
+instructions) is read-only and always allowed; the verdict is still reported. ``session`` tools act only on
+the session's own state (the todo list, the workspace's memory notes, loading deferred tools, a subagent
+whose every call is checked on its own): always allowed, the verdict reported with the tool's name as
+subject."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,9 @@ class ToolContext:
         read_denied: whether the permission policy denies reading a workspace-relative path
             (``PermissionPolicy.read_denied``); grep and list_files leave such paths out. Set by the
             registry for each call; None: nothing is denied.
+        emit: the run's event sink, set by the registry for each call (``todo_write`` emits
+            ``TodosChanged``, ``task`` its subagent's events); None outside a call.
+        call_id: the id of the call being run, set by the registry; "" outside a call.
     """
 
     workspace: Workspace
@@ -76,6 +89,8 @@ class ToolContext:
     command_timeout_s: float = 50.0
     instructions: InstructionAttacher | None = None
     read_denied: Callable[[str], bool] | None = None
+    emit: EventSink | None = None
+    call_id: str = ""
 
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
@@ -96,6 +111,8 @@ class Tool(Generic[ArgsT]):
             longer than that on a large repository, and must not eat into the command's time).
         permission: which policy check runs before the call. ``read`` and ``edit`` judge the ``path``
             argument, ``bash`` the ``command`` argument; ``args`` must have that field.
+        brief: a few words saying what the tool is for, shown by ``load_tools`` while the tool is deferred
+            (its schema not sent yet); "" for tools always sent.
     """
 
     name: str
@@ -105,15 +122,18 @@ class Tool(Generic[ArgsT]):
     mutates: bool
     permission: Permission
     own_timeout: bool = False
+    brief: str = ""
 
     def __post_init__(self) -> None:
         field = SUBJECT_FIELDS[self.permission]
-        if field not in self.args.model_fields:
+        if field and field not in self.args.model_fields:
             raise TypeError(f"tool {self.name}: permission {self.permission!r} needs an argument {field!r}")
 
     def subject(self, args: BaseModel) -> str:
-        """The argument the permission check judges: the model-given path or the command."""
-        return str(getattr(args, SUBJECT_FIELDS[self.permission]))
+        """The argument the permission check judges: the model-given path or the command (the tool's
+        name for a ``session`` tool)."""
+        field = SUBJECT_FIELDS[self.permission]
+        return str(getattr(args, field)) if field else self.name
 
     def spec(self) -> ToolSpec:
         """What the model is shown: name, description and the cleaned JSON Schema of ``args``."""

@@ -59,11 +59,13 @@ from agent_ls.core.ports import ApprovalRequest, Approver
 from agent_ls.core.untrusted_json import ARGUMENT_MAX_DEPTH, JSONTooDeep, loads, well_formed
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
+from agent_ls.tools.load_tools import load_tools_tool
 
 log = logging.getLogger(__name__)
 
 PATH_REFUSED_RULE = "workspace: path refused"
 SKILL_RULE = "skill: loading a skill's instructions is read-only"
+SESSION_RULE = "session: acts on the session's own state"
 NUL_REFUSAL = "an argument holds a NUL character (\\0), which no path, pattern or command can hold; remove it"
 
 
@@ -102,6 +104,9 @@ class ToolRegistry:
         self._base = tuple(tools)
         self._tools: dict[str, Tool[Any]] = {}
         self._specs: tuple[ToolSpec, ...] = ()
+        self._extra: tuple[Tool[Any], ...] = ()
+        self._deferred: tuple[Tool[Any], ...] = ()
+        self._loaded: list[str] = []
         self.set_extra_tools(())
         self._policy = policy
         self._approver = approver
@@ -113,12 +118,41 @@ class ToolRegistry:
         """The tools as the model sees them: the constructor's, in order, then the extra ones."""
         return self._specs
 
-    def set_extra_tools(self, tools: Sequence[Tool[Any]]) -> None:
+    def set_extra_tools(
+        self, tools: Sequence[Tool[Any]], deferred: Sequence[Tool[Any]] | None = None
+    ) -> None:
         """Replace the tools added after construction (the ``skill`` tool, whose ``name`` enum follows the
-        skills found; it changes when a SKILL.md does). Raises ``ValueError`` on a duplicate name."""
-        every = (*self._base, *tools)
-        by_name = {tool.name: tool for tool in every}
-        if len(by_name) != len(every):
+        skills found; it changes when a SKILL.md does) and, when given, the deferred ones.
+
+        Deferred tools (``todo_write``, memory, ``task``) are callable but their schemas are sent only once
+        loaded (``load``, the ``load_tools`` tool); until then ``load_tools`` is sent in their place. The
+        order the model sees: the constructor's tools, ``tools``, ``load_tools`` while some are deferred,
+        then the loaded ones in the order they were loaded. Tools loaded stay loaded across calls.
+        Raises ``ValueError`` on a duplicate name.
+        """
+        if deferred is not None:
+            self._deferred = tuple(deferred)
+        self._extra = tuple(tools)
+        self._rebuild()
+
+    def load(self, names: Sequence[str]) -> list[str]:
+        """Make the deferred tools ``names`` (unknown names are ignored) part of the specs; returns those
+        newly loaded, in order."""
+        deferred = {tool.name for tool in self._deferred}
+        new = [name for name in dict.fromkeys(names) if name in deferred and name not in self._loaded]
+        if new:
+            self._loaded.extend(new)
+            self._rebuild()
+        return new
+
+    def _rebuild(self) -> None:
+        loaded = {tool.name: tool for tool in self._deferred}
+        shown = [loaded[name] for name in self._loaded if name in loaded]
+        waiting = [tool for tool in self._deferred if tool.name not in self._loaded]
+        loader = [load_tools_tool(waiting, self.load)] if waiting else []
+        every = (*self._base, *self._extra, *loader, *shown)
+        by_name = {tool.name: tool for tool in (*every, *waiting)}
+        if len(by_name) != len(every) + len(waiting):
             raise ValueError("tool names must be unique")
         self._tools = by_name
         self._specs = tuple(tool.spec() for tool in every)
@@ -157,7 +191,9 @@ class ToolRegistry:
         refusal, rel = await self._check_permission(tool, args, call.call_id, emit)
         if refusal is not None:
             return _Result(refusal, is_error=True)
-        result = await self._run(tool, args)
+        if tool.name not in self._loaded and tool in self._deferred:
+            self.load([tool.name])  # called by name before load_tools: its schema is sent from now on
+        result = await self._run(tool, args, call.call_id, emit)
         if rel is not None and not result.is_error:
             result = self._attach_instructions(result, rel)
         return result
@@ -185,8 +221,9 @@ class ToolRegistry:
         """
         subject = tool.subject(args)
         rel: str | None = None
-        if tool.permission == "skill":
-            emit(VerdictGiven(call_id, tool.name, "allow", SKILL_RULE, subject))
+        if tool.permission in ("skill", "session"):
+            rule = SKILL_RULE if tool.permission == "skill" else SESSION_RULE
+            emit(VerdictGiven(call_id, tool.name, "allow", rule, subject))
             return None, None
         if tool.permission == "bash":
             decision = self._policy.check_command(subject)
@@ -237,11 +274,11 @@ class ToolRegistry:
         emit(VerdictGiven(call_id, tool.name, "allow", decision.rule, decision.subject, reply, unasked))
         return None, rel
 
-    async def _run(self, tool: Tool[Any], args: BaseModel) -> _Result:
+    async def _run(self, tool: Tool[Any], args: BaseModel, call_id: str, emit: EventSink) -> _Result:
         try:
             limit = None if tool.own_timeout else self._tool_timeout_s
             async with asyncio.timeout(limit) as deadline:
-                ctx = replace(self._ctx, read_denied=self._policy.read_denied())
+                ctx = replace(self._ctx, read_denied=self._policy.read_denied(), emit=emit, call_id=call_id)
                 output: ToolOutput = await tool.run(args, ctx)
         except ToolError as exc:
             return _Result(f"Error: {exc}", is_error=True)

@@ -1,0 +1,40 @@
+"""The tools that act on the session's own state, deferred: ``todo_write``, the memory tools, ``task``.
+
+They are not sent with every request; ``load_tools`` lists them by name and the registry sends a tool's
+schema once it is loaded (``ToolRegistry.set_extra_tools``). Measured on the first request of the
+benchmark task (``benchmarks/bench_slice.py``): sent whole they would add about 600 estimated tokens to
+every request; deferred they cost the ``load_tools`` entry alone (docs/context.md has the numbers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agent_ls.core.messages import AssistantMessage, Message, UserMessage
+from agent_ls.core.todos import TodoList
+from agent_ls.tools.base import Tool
+from agent_ls.tools.memory import MemoryNotes, memory_tools
+from agent_ls.tools.todo_write import todo_tool
+
+
+def deferred_tools(
+    todos: TodoList, memory: MemoryNotes | None, origin: Callable[[], str], extra: Sequence[Tool[Any]] = ()
+) -> list[Tool[Any]]:
+    """The session's deferred tools in the order ``load_tools`` lists them: ``todo_write``, the memory
+    tools (when ``memory`` is given), then ``extra`` (``task``)."""
+    tools = [todo_tool(todos)]
+    if memory is not None:
+        tools.extend(memory_tools(memory, origin))
+    return [*tools, *extra]
+
+
+def origin_of(session_id: str, history: Sequence[Message]) -> str:
+    """``session 3f2a9c0d1e4b turn 3``: the turn is the number of model replies since the last user
+    message (1-based; 0 before the first reply)."""
+    turn = 0
+    for message in reversed(history):
+        if isinstance(message, UserMessage):
+            break
+        turn += isinstance(message, AssistantMessage)
+    return f"session {session_id} turn {turn}"
