@@ -65,4 +65,7 @@ def _no_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         patch.setenv("AGENT_LS_CONFIG_DIR", str(tmp_path_factory.mktemp("user-config")))
         # Sessions are stored (docs/sessions.md): never in the developer's own state dir.
         patch.setenv("AGENT_LS_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+        # Tests that drop AGENT_LS_* from a child's environment still keep it out of the user's: platformdirs
+        # puts the user state dir under XDG_STATE_HOME.
+        patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
         yield

@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -167,6 +168,12 @@ def assemble_session(
     )
     if limits is None:
         limits = editor.loop_limits() if editor is not None else LoopLimits()
+    budget = config.budget  # agent-ls.toml's [budget] where the editor or the command line set none
+    limits = replace(
+        limits,
+        max_tokens=limits.max_tokens or budget.max_tokens,
+        max_cost_usd=limits.max_cost_usd or budget.max_cost_usd,
+    )
     return Session(
         session_id=session_id or new_session_id(),
         root=root,

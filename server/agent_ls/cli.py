@@ -58,6 +58,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--model", help="model string: <provider>/<model> or replay:<path>")
     run.add_argument("--workspace", type=Path, default=Path.cwd(), help="workspace root (default: cwd)")
     run.add_argument("--max-turns", type=int, default=None, help="stop after N turns (default 15)")
+    run.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="stop once the run's model calls used N tokens (in + out)",
+    )
+    run.add_argument(
+        "--max-cost",
+        type=float,
+        default=None,
+        help="stop once the run cost USD dollars (the provider's prices)",
+    )
     run.add_argument("--yes", action="store_true", help="answer 'allow once' to every permission question")
     run.add_argument("--apply", action="store_true", help="write the proposal to disk when the run is done")
     run.add_argument(
@@ -159,6 +171,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.max_turns is not None and args.max_turns < 1:
         print("agent-ls: --max-turns must be at least 1", file=sys.stderr)
         return EXIT_USAGE
+    for flag, value in (("--max-tokens", args.max_tokens), ("--max-cost", args.max_cost)):
+        if value is not None and value <= 0:
+            print(f"agent-ls: {flag} must be above 0", file=sys.stderr)
+            return EXIT_USAGE
     if not args.task.strip():
         print("agent-ls: the task is empty; say what the agent should do", file=sys.stderr)
         return EXIT_USAGE
@@ -180,6 +196,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 model=args.model,
                 workspace=args.workspace.resolve(),
                 max_turns=args.max_turns,
+                max_tokens=args.max_tokens,
+                max_cost_usd=args.max_cost,
                 yes=args.yes,
                 apply=args.apply,
                 file=file,

@@ -168,6 +168,8 @@ async def run_headless(
     model: str | None,
     workspace: Path,
     max_turns: int | None,
+    max_tokens: int | None = None,
+    max_cost_usd: float | None = None,
     yes: bool,
     apply: bool,
     file: Path | None = None,
@@ -198,7 +200,9 @@ async def run_headless(
         env=env,
         focus=file,
         model=model,
-        limits=LoopLimits(max_turns=max_turns) if max_turns else LoopLimits(),
+        limits=LoopLimits(
+            max_turns=max_turns or LoopLimits.max_turns, max_tokens=max_tokens, max_cost_usd=max_cost_usd
+        ),
     )
     if debug:
         session.show_request = _show_request

@@ -105,6 +105,10 @@ class RunParams(_Lenient):
     diagnostics: list[WireDiagnostic] | None = None
     session_id: str | None = Field(default=None, min_length=1)
     """Continue this session (in memory or stored, docs/sessions.md); left out, a new one starts."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """This run's token budget (input plus output tokens of its model calls); over ``agentLs.maxTokens``."""
+    max_cost_usd: float | None = Field(default=None, gt=0)
+    """This run's cost budget in US dollars; over ``agentLs.maxCostUsd``."""
 
 
 class RunSkillParams(_Lenient):
