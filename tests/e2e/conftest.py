@@ -110,6 +110,7 @@ def prepare_client(lsp_client: LanguageClient) -> None:
         "edits": [],
         "events": [],
         "ended": [],
+        "todos": [],
         "apply": True,
     }
     lsp_client.agent = state  # type: ignore[attr-defined]
@@ -142,6 +143,10 @@ def prepare_client(lsp_client: LanguageClient) -> None:
     @lsp_client.feature("agent/runEnded")
     def _ended(params: Any) -> None:
         state["ended"].append(params)
+
+    @lsp_client.feature("agent/todos")
+    def _todos(params: Any) -> None:
+        state["todos"].append(params)
 
 
 async def start(
