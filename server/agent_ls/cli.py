@@ -72,6 +72,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--yes", action="store_true", help="answer 'allow once' to every permission question")
     run.add_argument("--apply", action="store_true", help="write the proposal to disk when the run is done")
+    run.add_argument("--session", metavar="ID", default=None, help="continue the stored session ID")
+    run.add_argument(
+        "--continue",
+        dest="continue_latest",
+        action="store_true",
+        help="continue the latest session of the workspace (with --apply: its whole proposal)",
+    )
     run.add_argument(
         "--file", type=Path, default=None, help="the file in focus (its AGENTS.md chain applies)"
     )
@@ -114,6 +121,9 @@ def _parser() -> argparse.ArgumentParser:
         "--file", type=Path, default=None, help="the file in focus (its .agents/skills count)"
     )
     skills.add_argument("--json", action="store_true", help="print one JSON object")
+    stored = sub.add_parser("sessions", help="list the stored sessions of a workspace, newest first")
+    stored.add_argument("--workspace", type=Path, default=Path.cwd(), help="workspace root (default: cwd)")
+    stored.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
 
@@ -161,7 +171,13 @@ def _main(argv: Sequence[str] | None) -> int:
         from agent_ls import inspect_cli
 
         return inspect_cli.main(args)
+    if args.command == "sessions":
+        return _sessions(args)
     from agent_ls.headless import run_headless
+
+    if args.session is not None and args.continue_latest:
+        print("agent-ls: give --session ID or --continue, not both", file=sys.stderr)
+        return EXIT_USAGE
 
     if args.task == "-":
         args.task = sys.stdin.read(MAX_STDIN_TASK_CHARS + 1)
@@ -201,6 +217,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 yes=args.yes,
                 apply=args.apply,
                 file=file,
+                session_id=args.session,
+                continue_latest=args.continue_latest,
                 debug=args.debug,
             )
         )
@@ -208,6 +226,19 @@ def _main(argv: Sequence[str] | None) -> int:
         print("agent-ls: cancelled", file=sys.stderr)
         code = EXIT_CANCELLED
     return 128 + ended_by[0] if ended_by and code == EXIT_CANCELLED else code
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    """``agent-ls sessions``: the stored sessions of the workspace, newest first (docs/sessions.md)."""
+    from agent_ls.sessions.continuation import sessions_text, summaries
+    from agent_ls.sessions.store import SessionStore
+
+    if not args.workspace.is_dir():
+        print(f"agent-ls: workspace {args.workspace} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    store = SessionStore.from_environ(os.environ)
+    print(sessions_text(summaries(store, [args.workspace.resolve()]), as_json=args.json))
+    return EXIT_DONE
 
 
 def _end_like_ctrl_c() -> list[int]:

@@ -29,6 +29,8 @@ from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest
 from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.core.visible_text import visible
 from agent_ls.instructions.agent_context import marker_above
+from agent_ls.sessions.continuation import find_saved, start_recording
+from agent_ls.sessions.store import SessionFormatError, SessionNotFound, SessionStore
 from agent_ls.settings import EnvSnapshot, process_environ
 from agent_ls.terminal_text import diff_notes, escapes
 from agent_ls.workspace.apply import apply_proposal, recover_interrupted_apply
@@ -174,6 +176,8 @@ async def run_headless(
     apply: bool,
     file: Path | None = None,
     debug: bool = False,
+    session_id: str | None = None,
+    continue_latest: bool = False,
 ) -> int:
     """Run ``task`` in ``workspace`` (resolved), with ``file`` (resolved, inside it) in focus when given:
     its AGENTS.md chain and ``.agents/skills`` folders apply, and the task message names it. A task
@@ -182,7 +186,12 @@ async def run_headless(
 
     Returns:
         The process exit code: 0 done, 1 stopped or failed, 2 a model that cannot be used (no
-        model, a bad model string, a missing replay script), 130 cancelled.
+        model, a bad model string, a missing replay script) or a session that cannot be continued,
+        130 cancelled.
+
+    ``session_id`` (``--session``) or ``continue_latest`` (``--continue``) continue a stored session of
+    ``workspace`` (docs/sessions.md): its history, pending proposal (``--apply`` applies the whole of
+    it), approvals and skills. Every run is written to the session store.
     """
     root = workspace  # resolved by the CLI
     # Before anything is read: an apply cut short is finished or undone first (its config or AGENTS.md too).
@@ -192,6 +201,12 @@ async def run_headless(
     config = load_config(env, root)
     for diagnostic in config.diagnostics:
         print(f"agent-ls: {diagnostic}", file=sys.stderr)
+    store = SessionStore.from_environ(process_environ())
+    try:  # --session ID / --continue: a stored session goes on
+        saved = find_saved(store, root, session_id=session_id, latest=continue_latest)
+    except (SessionNotFound, SessionFormatError) as exc:
+        print(f"agent-ls: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     session = assemble_session(
         root=root,
         approver=TerminalApprover(yes=yes),
@@ -200,6 +215,7 @@ async def run_headless(
         env=env,
         focus=file,
         model=model,
+        session_id=saved.session_id if saved is not None else None,
         limits=LoopLimits(
             max_turns=max_turns or LoopLimits.max_turns, max_tokens=max_tokens, max_cost_usd=max_cost_usd
         ),
@@ -222,10 +238,15 @@ async def run_headless(
         )
     for diagnostic in session.context.skills.skipped:
         print(f"agent-ls: {diagnostic}", file=sys.stderr)
+    recorder, notes = start_recording(store, session, saved, _render)
+    for note in notes:
+        print(f"agent-ls: proposed files {note}", file=sys.stderr)
     try:
-        ended = await session.run(task=task, focus=focus, open_model=lambda: client, emit=_render)
+        ended = await session.run(task=task, focus=focus, open_model=lambda: client, emit=recorder)
     finally:
         session.close()
+    sid = session.session_id
+    print(f"agent-ls: session {sid} (go on with --continue, or --session {sid})", file=sys.stderr)
     changes = session.proposal()
     for change in changes:
         diff = unified_diff(change)
@@ -248,4 +269,6 @@ async def run_headless(
             print(f"agent-ls: {line}", file=sys.stderr)
         if not outcome.applied:
             return 1
+        recorder.log.append("proposal_cleared", {"why": "applied"})
+        recorder.log.close()
     return EXIT_BY_STATUS[ended.status]
