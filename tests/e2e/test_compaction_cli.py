@@ -13,6 +13,7 @@ from tests.support.model_server import FakeModelServer
 
 WINDOW = 4_000
 AGENT_LS = (sys.executable, "-m", "agent_ls")
+FOLLOW_UP = "Also handle negative amounts."
 
 
 def test_cli_run_completes_through_compactions(tmp_path: Path) -> None:
@@ -53,3 +54,29 @@ def test_cli_run_completes_through_compactions(tmp_path: Path) -> None:
     after = [r for r in requests if not is_summary_request(r)]
     assert len(after) == 40
     assert all(TASK in "\n".join(str(m.get("content")) for m in r["messages"]) for r in after)
+
+    # The session file holds the compacted history: --continue starts from it, not from all 40 turns.
+    with FakeModelServer([{"content": "ok"}]) as server:
+        env = environment(tmp_path, config, AGENT_LS_API_KEY="k", AGENT_LS_BASE_URL=server.base_url)
+        follow = subprocess.run(
+            [
+                *AGENT_LS,
+                "run",
+                "--continue",
+                FOLLOW_UP,
+                *("--model", "openai/test-model", "--workspace", str(root)),
+            ],
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        (request,) = server.requests
+    assert follow.returncode == 0, follow.stderr[-3000:]
+    text = "\n".join(str(m.get("content")) for m in request["messages"])
+    assert TASK in text and "SUMMARY" in text and FOLLOW_UP in text
+    assert len(request["messages"]) < 20  # 80 without the compaction record
+    assert body_tokens(request) <= WINDOW

@@ -10,7 +10,10 @@ What is written, per event of ``core.events`` (docs/sessions.md lists every kind
   "Allow for this session" → ``approval {key}``;
 - ``UsageReported`` → ``usage {usage}``; ``ProposalChanged`` → ``proposal {changes, removed}``
   (both texts of each changed file);
-- a skill activated → ``skill {name}``.
+- a skill activated → ``skill {name}``;
+- ``ContextCompacted`` → ``compaction {reason, how, tokensBefore, tokensAfter, pruned, messages,
+  userTexts}``: the whole history after the compaction (it replaces the messages before it on load) and
+  the user's messages a later compaction keeps verbatim.
 
 Other engineers' events go through ``SessionLog.append(kind, payload)`` directly.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent_ls.core.events import (
+    ContextCompacted,
     Event,
     EventSink,
     ProposalChanged,
@@ -68,6 +72,8 @@ class SessionRecorder:
         if isinstance(event, RunStarted):
             self._runs += 1
             self.log.append("run_start", {"run": self._runs, "task": event.task, "model": event.model})
+        if isinstance(event, ContextCompacted):
+            self._compacted(event)
         self._messages()
         if isinstance(event, VerdictGiven):
             self.log.append(
@@ -98,6 +104,23 @@ class SessionRecorder:
                 },
             )
             self.log.close()  # fsync; the next append opens the file again
+
+    def _compacted(self, event: ContextCompacted) -> None:
+        """The history was rewritten in place: write it whole, then go on from its end."""
+        history = self._session.history
+        self.log.append(
+            "compaction",
+            {
+                "reason": event.reason,
+                "how": event.how,
+                "tokensBefore": event.tokens_before,
+                "tokensAfter": event.tokens_after,
+                "pruned": event.pruned,
+                "messages": [message_json(m) for m in history],
+                "userTexts": list(self._session.compaction.user_texts),
+            },
+        )
+        self._written = len(history)
 
     def _messages(self) -> None:
         history = self._session.history
@@ -152,6 +175,7 @@ def restore(session: Session, saved: SavedSession) -> Restored:
         if (change.is_new and exists) or (not change.is_new and now != change.base_text):
             found.stale.append(path)
         session.overlay.restore(change)
+    session.compaction.user_texts[:] = saved.user_texts
     session.policy.restore_session_approvals(saved.approvals)
     for name, args in saved.skills.items():
         try:

@@ -46,6 +46,7 @@ class SavedSession:
             that never ended); model: the last run's model; usage: the sum of every run's.
         title: the first task, shortened (``shorten``).
         torn: the last line was cut short and ignored; skipped: unreadable lines ignored.
+        user_texts: the user's messages the last compaction kept (``core.compaction.CompactionState``).
     """
 
     session_id: str
@@ -64,6 +65,7 @@ class SavedSession:
     title: str = ""
     torn: bool = False
     skipped: int = 0
+    user_texts: list[str] = field(default_factory=list)
 
     def summary(self, *, running: bool = False) -> dict[str, Any]:
         """The ``agent.listSessions`` entry (camelCase), ``status`` ``running`` when ``running``."""
@@ -121,6 +123,9 @@ def _apply(saved: SavedSession, record: dict[str, Any], open_run: bool) -> bool:
         if isinstance(message, UserMessage) and not saved.title:
             saved.title = shorten(str(record.get("task", message.text)))
         saved.messages.append(message)
+    elif kind == "compaction":  # the history was rewritten: the record holds all of it
+        saved.messages[:] = [message_from(data) for data in record["messages"]]
+        saved.user_texts[:] = [str(text) for text in record.get("userTexts", [])]
     elif kind == "run_start":
         saved.runs += 1
         saved.model = str(record.get("model", saved.model))
