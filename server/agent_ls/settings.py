@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -104,6 +105,8 @@ class EditorSettings(BaseModel):
         model: model string, ``<provider>/<model>`` or ``replay:<path>``.
         base_url: overrides the provider's base URL (``agentLs.baseUrl``).
         max_turns: stop after this many turns (default 15).
+        max_tokens: a run's token budget (input plus output tokens of its model calls), or None.
+        max_cost_usd: a run's cost budget in US dollars (from the provider's prices), or None.
         trace: ``off`` | ``messages`` | ``verbose``; forwarded to the log level of transcript lines.
         permissions: see ``PermissionSettings``.
     """
@@ -113,12 +116,15 @@ class EditorSettings(BaseModel):
     model: str | None = None
     base_url: str | None = Field(default=None, alias="baseUrl")
     max_turns: int | None = Field(default=None, alias="maxTurns", ge=1, le=200)
+    max_tokens: int | None = Field(default=None, alias="maxTokens", ge=1)
+    max_cost_usd: float | None = Field(default=None, alias="maxCostUsd", gt=0)
     trace: str = "off"
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
 
     def loop_limits(self) -> LoopLimits:
-        """The loop's stop conditions with ``maxTurns`` applied (default 15)."""
-        return LoopLimits(max_turns=self.max_turns) if self.max_turns else LoopLimits()
+        """The loop's stop conditions: ``maxTurns`` (default 15), ``maxTokens`` and ``maxCostUsd``."""
+        limits = LoopLimits(max_turns=self.max_turns) if self.max_turns else LoopLimits()
+        return replace(limits, max_tokens=self.max_tokens, max_cost_usd=self.max_cost_usd)
 
     @classmethod
     def from_client(cls, raw: Any, base: EditorSettings | None = None) -> tuple[EditorSettings, list[str]]:

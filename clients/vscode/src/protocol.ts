@@ -16,6 +16,7 @@
  * | `agent.runSkill`        | `RunSkillParams`     | `RunResult`, as `agent.run` |
  * | `agent.listSkills`      | `ListSkillsParams`   | `ListSkillsResult`      |
  * | `agent.instructions`    | `InstructionsParams` | `InstructionsResult`    |
+ * | `agent.context`         | `SessionParams`      | `ContextResult`         |
  *
  * Notifications (server to client): `agent/event` (`AgentEventNotification`) and `agent/runEnded`
  * (`RunEndedNotification`).
@@ -31,6 +32,7 @@ export const CMD_DISCARD_PROPOSAL = 'agent.discardProposal';
 export const CMD_LIST_SKILLS = 'agent.listSkills';
 export const CMD_RUN_SKILL = 'agent.runSkill';
 export const CMD_INSTRUCTIONS = 'agent.instructions';
+export const CMD_CONTEXT = 'agent.context';
 
 export const AGENT_EVENT = 'agent/event';
 export const AGENT_RUN_ENDED = 'agent/runEnded';
@@ -77,6 +79,10 @@ export interface RunParams {
   range?: WireRange | null;
   model?: string | null;
   diagnostics?: WireDiagnostic[] | null;
+  /** This run's token budget (input plus output tokens of its model calls); over `agentLs.maxTokens`. */
+  maxTokens?: number | null;
+  /** This run's cost budget in US dollars; over `agentLs.maxCostUsd`. */
+  maxCostUsd?: number | null;
 }
 
 /** `agent.runSkill`: run `skill` explicitly on the file `uri` (the run's task is `/<skill> <args>`). */
@@ -107,6 +113,19 @@ export interface RunResult {
 export interface SessionParams {
   /** Left out: the latest session (for clients that never see command results). */
   sessionId?: string | null;
+}
+
+export interface ContextPartWire {
+  name: string;
+  tokens: number;
+}
+
+/** `agent.context`: the session's next request, measured; tokens are bytes / 4 of the exact body. */
+export interface ContextResult {
+  contextWindow: number;
+  used: number;
+  free: number;
+  parts: ContextPartWire[];
 }
 
 export interface CancelResult {

@@ -13,7 +13,15 @@
 export const SECTION = 'agentLs';
 
 /** Forwarded as they are; the server validates them and logs a warning for an invalid value. */
-export const SERVER_SETTING_KEYS = ['model', 'baseUrl', 'maxTurns', 'permissions', 'trace'] as const;
+export const SERVER_SETTING_KEYS = [
+  'model',
+  'baseUrl',
+  'maxTurns',
+  'maxTokens',
+  'maxCostUsd',
+  'permissions',
+  'trace',
+] as const;
 
 export type ServerSettings = Partial<Record<(typeof SERVER_SETTING_KEYS)[number], unknown>>;
 

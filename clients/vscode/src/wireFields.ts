@@ -10,6 +10,8 @@ import type {
   AgentEventNotification,
   ApplyProposalResult,
   CancelResult,
+  ContextPartWire,
+  ContextResult,
   DiscardProposalResult,
   EventKind,
   InstructionFileInfo,
@@ -59,6 +61,8 @@ export const WIRE_FIELDS = {
     range: 'optional',
     model: 'optional',
     diagnostics: 'optional',
+    maxTokens: 'optional',
+    maxCostUsd: 'optional',
   } satisfies Fields<RunParams>,
   RunSkillParams: {
     skill: 'required',
@@ -72,6 +76,13 @@ export const WIRE_FIELDS = {
   InstructionsParams: { uri: 'optional' } satisfies Fields<InstructionsParams>,
   RunResult: { sessionId: 'required', progressToken: 'required' } satisfies Fields<RunResult>,
   SessionParams: { sessionId: 'optional' } satisfies Fields<SessionParams>,
+  ContextPartWire: { name: 'required', tokens: 'required' } satisfies Fields<ContextPartWire>,
+  ContextResult: {
+    contextWindow: 'required',
+    used: 'required',
+    free: 'required',
+    parts: 'required',
+  } satisfies Fields<ContextResult>,
   CancelResult: { cancelled: 'required' } satisfies Fields<CancelResult>,
   ProposalFile: {
     uri: 'required',

@@ -43,7 +43,14 @@ from typing import Any
 import platformdirs
 
 from agent_ls.config.file_checks import ConfigDiagnostic, ConfigText
-from agent_ls.config.schema import ConfigFile, InstructionsConfig, ProviderConfig, RetryConfig, SkillsConfig
+from agent_ls.config.schema import (
+    BudgetConfig,
+    ConfigFile,
+    InstructionsConfig,
+    ProviderConfig,
+    RetryConfig,
+    SkillsConfig,
+)
 from agent_ls.policy.user_rules import WORKSPACE_SOURCE, PermissionConfig
 from agent_ls.settings import EnvSnapshot
 
@@ -62,6 +69,7 @@ class LoadedConfig:
         model: the default model string (the workspace's, else the user's), or None.
         model_source: the file ``model`` came from, for messages.
         retry: the retry caps set in either file (unset fields: ``RetryPolicy`` defaults).
+        budget: the run budgets of ``[budget]`` (workspace over user), used where nothing else set one.
         providers: named providers by name, as configured (not yet merged with the built-in ones).
         user_file: where the user config is looked for (it may not exist).
         workspace_file: the workspace config looked for, or None without a workspace.
@@ -73,6 +81,7 @@ class LoadedConfig:
     model: str | None = None
     model_source: Path | None = None
     retry: RetryConfig = field(default_factory=RetryConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
     providers: Mapping[str, ProviderConfig] = field(default_factory=dict)
     user_file: Path | None = None
     workspace_file: Path | None = None
@@ -138,6 +147,7 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
         model=merged.model,
         model_source=(workspace_file if "model" in workspace.values else user_file) if merged.model else None,
         retry=merged.retry or RetryConfig(),
+        budget=merged.budget or BudgetConfig(),
         providers=dict(merged.providers or {}),
         user_file=user_file,
         workspace_file=workspace_file,

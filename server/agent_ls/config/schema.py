@@ -76,6 +76,15 @@ class RetryConfig(_Table):
     max_total_wait_s: float | None = Field(default=None, ge=0, le=3600)
 
 
+class BudgetConfig(_Table):
+    """``[budget]``: a run's budgets (``core/budgets.py``), used where the editor's settings, ``agent.run``
+    or the command line set none: ``max_tokens`` (input plus output tokens of the run's model calls) and
+    ``max_cost_usd`` (US dollars, from the provider's prices)."""
+
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_cost_usd: float | None = Field(default=None, gt=0)
+
+
 class ProviderConfig(_Table):
     """``[providers.<name>]``: a named provider, or additions to the built-in provider of that name.
 
@@ -121,6 +130,7 @@ class ConfigFile(_Table):
     model: str | None = None
     trusted_workspaces: list[str] | None = None
     retry: RetryConfig | None = None
+    budget: BudgetConfig | None = None
     providers: dict[str, ProviderConfig] | None = None
     permissions: PermissionsTable | None = None
     shell: ShellTable | None = None

@@ -13,7 +13,8 @@ Stops, each with a one-line reason: the model answers without a tool call (``don
 an answer cut off at the output token limit or stopped by a content filter is ``stopped``, never a
 silent ``done``; so is a reply without a tool call whose text still holds special-token or tool-call
 markup, ``core.model_markup``: the model meant something that neither ran nor reads as an answer);
-``max_turns`` turns used (``stopped``, "maximum of 15 turns exceeded", as in the seed harness); a model
+``max_turns`` turns used (``stopped``, "maximum of 15 turns exceeded", as in the seed harness); a token or
+cost budget spent, checked before each model call after the first (``stopped``, ``core.budgets``); a model
 error, or a model call over ``model_timeout_s`` when it is set (``error``; the model stack has its own
 per-request timeouts and retries, see ``models/retry.py``); cancellation of the task (``cancelled``).
 After a stop in the middle of a turn, every unanswered tool call gets a synthetic "interrupted"
@@ -36,6 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agent_ls.core.budgets import budget_spent
 from agent_ls.core.compaction import Compactor
 from agent_ls.core.errors import ModelContextOverflowError, ModelError
 from agent_ls.core.events import (
@@ -82,10 +84,14 @@ class LoopLimits:
 
     ``model_timeout_s`` caps one whole model call, retries included, in seconds; None (the default)
     leaves timeouts to the model stack (120 s per request, as in the seed harness).
+    ``max_tokens`` (input plus output tokens of the run's model calls) and ``max_cost_usd`` (US dollars)
+    are the run's budgets (``core.budgets``); None: no budget.
     """
 
     max_turns: int = 15
     model_timeout_s: float | None = None
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
 
 
 async def run_loop(
@@ -178,6 +184,8 @@ async def _turns(
     compactor: Compactor | None = None,
 ) -> tuple[RunStatus, str]:
     for turn in range(1, limits.max_turns + 1):
+        if turn > 1 and (spent := _budget(run, limits, model)) is not None:
+            return "stopped", spent
         emit(TurnStarted(turn=turn, max_turns=limits.max_turns))
         if before_turn is not None:
             before_turn(history)
@@ -228,6 +236,12 @@ async def _turns(
             history.append(await tools.execute(call, emit))
     turns = "turn" if limits.max_turns == 1 else "turns"
     return "stopped", f"clean stop: maximum of {limits.max_turns} {turns} exceeded"
+
+
+def _budget(run: _RunState, limits: LoopLimits, model: ModelClient) -> str | None:
+    return budget_spent(
+        run.total, max_tokens=limits.max_tokens, max_cost_usd=limits.max_cost_usd, model_name=model.model_name
+    )
 
 
 async def _complete(

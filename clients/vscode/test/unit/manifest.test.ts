@@ -40,6 +40,8 @@ test('settings have a scope and a description; those that run code or send data 
     'agentLs.model': 'window',
     'agentLs.baseUrl': 'machine',
     'agentLs.maxTurns': 'window',
+    'agentLs.maxTokens': 'window',
+    'agentLs.maxCostUsd': 'window',
     'agentLs.permissions': 'machine',
     'agentLs.trace': 'window',
   });

@@ -186,6 +186,12 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
         session.close()
         names = ", ".join(s.name for s in session.context.skills.skills) or "none"
         raise JsonRpcInvalidParams(f"no skill named {skill!r} in this workspace; skills: {names}")
+    if params.max_tokens or params.max_cost_usd:  # this run's budgets, over the settings' and the config's
+        session.limits = replace(
+            session.limits,
+            max_tokens=params.max_tokens or session.limits.max_tokens,
+            max_cost_usd=params.max_cost_usd or session.limits.max_cost_usd,
+        )
     if settings.trace != "off":  # agentLs.trace: each request in the editor's log, the key redacted
         session.show_request = functools.partial(_log_request, ls)
     token = f"agent-ls/{session.session_id}/{uuid.uuid4().hex[:8]}"
