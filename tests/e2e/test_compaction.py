@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +35,18 @@ async def _run(client: LanguageClient, workspace: Path, server: FakeModelServer,
     await start(client, workspace, model_settings(server, maxTurns=60))
     started = await command(client, "agent.run", {"task": task})
     return await run_ended(client, field(started, "sessionId"), timeout_s=120)
+
+
+async def _next_run(client: LanguageClient, params: dict[str, Any]) -> Any:
+    """Start a run of an existing session and wait for its own agent/runEnded."""
+    ended: list[Any] = client.agent["ended"]  # type: ignore[attr-defined]
+    before = len(ended)
+    await command(client, "agent.run", params)
+    async with asyncio.timeout(30):
+        while True:
+            if len(ended) > before:
+                return ended[-1]
+            await asyncio.sleep(0.02)
 
 
 def _after_compactions(requests: list[Any]) -> list[dict[str, Any]]:
@@ -114,3 +127,37 @@ async def test_overflow_error_compacts_and_retries_once(
     retried = requests[4]
     assert TASK in _texts(retried) and "SUMMARY 1" in _texts(retried)
     assert body_tokens(retried) < body_tokens(requests[2])
+
+
+async def test_manual_compaction_command_and_task(
+    client: LanguageClient,
+    workspace: Path,
+    model_server: FakeModelServer,
+) -> None:
+    write_files(workspace)
+    script = LongSession(turns=6)
+    model_server.responder = script
+    ended = await _run(client, workspace, model_server, TASK)
+    session_id = field(ended, "sessionId")
+    assert field(ended, "status") == "done" and script.summaries == 0  # no window configured: no auto
+
+    result = await command(client, "agent.compact", {"sessionId": session_id, "focus": "the cents rule"})
+    assert field(result, "how") == "summarized"
+    assert field(result, "tokensAfter") < field(result, "tokensBefore")
+    summary_request = model_server.requests[-1]
+    assert is_summary_request(summary_request)
+    assert "Keep in particular: the cents rule" in _texts(summary_request)
+    assert '<conversation trust="data">' in _texts(summary_request)
+
+    script.turn, script.turns = 0, 1  # the follow-up answers at once
+    await _next_run(client, {"task": "Now the discount codes.", "sessionId": session_id})
+    follow_up = model_server.requests[-1]
+    assert follow_up["messages"][0] == model_server.requests[0]["messages"][0]
+    text = _texts(follow_up)
+    assert TASK in text and "SUMMARY 1" in text and "Now the discount codes." in text
+    assert "data_1.txt" not in text  # the old tool results are gone
+
+    done = await _next_run(client, {"task": "/compact", "sessionId": session_id})
+    assert field(done, "status") == "done"
+    assert "compacted" in field(done, "reason")
+    assert is_summary_request(model_server.requests[-1])

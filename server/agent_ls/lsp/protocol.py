@@ -39,6 +39,7 @@ CMD_RUN_SKILL = "agent.runSkill"
 CMD_INSTRUCTIONS = "agent.instructions"
 CMD_CONTEXT = "agent.context"
 CMD_LIST_SESSIONS = "agent.listSessions"
+CMD_COMPACT = "agent.compact"
 
 AGENT_EVENT = "agent/event"
 AGENT_RUN_ENDED = "agent/runEnded"
@@ -152,6 +153,24 @@ class InstructionsParams(_Lenient):
 class RunResult(_Wire):
     session_id: str
     progress_token: str
+
+
+class CompactParams(_Lenient):
+    """``agent.compact``: ``sessionId`` left out means the latest session; ``focus`` is what the summary
+    should keep in particular (as ``/compact focus``)."""
+
+    session_id: str | None = Field(default=None, min_length=1)
+    focus: str | None = None
+
+
+class CompactResult(_Wire):
+    """``agent.compact``: ``how`` (``pruned`` or ``summarized``), the request's estimated tokens before
+    and after, and how many tool results were pruned."""
+
+    how: str
+    tokens_before: int
+    tokens_after: int
+    pruned: int
 
 
 class SessionParams(_Lenient):

@@ -19,6 +19,7 @@ from agent_ls.lsp.handlers import (
     apply,
     code_actions,
     commands,
+    compaction,
     config_files,
     context,
     lifecycle,
@@ -51,6 +52,7 @@ def build_server() -> AgentLanguageServer:
         (protocol.CMD_INSTRUCTIONS, commands.instructions),
         (protocol.CMD_CONTEXT, context.context),
         (protocol.CMD_LIST_SESSIONS, sessions.list_sessions),
+        (protocol.CMD_COMPACT, compaction.compact),
     ):
         server.command(name)(answering(name, handler))
     return server

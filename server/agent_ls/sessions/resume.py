@@ -21,6 +21,7 @@ Other engineers' events go through ``SessionLog.append(kind, payload)`` directly
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from agent_ls.core.events import (
     ContextCompacted,
@@ -107,20 +108,8 @@ class SessionRecorder:
 
     def _compacted(self, event: ContextCompacted) -> None:
         """The history was rewritten in place: write it whole, then go on from its end."""
-        history = self._session.history
-        self.log.append(
-            "compaction",
-            {
-                "reason": event.reason,
-                "how": event.how,
-                "tokensBefore": event.tokens_before,
-                "tokensAfter": event.tokens_after,
-                "pruned": event.pruned,
-                "messages": [message_json(m) for m in history],
-                "userTexts": list(self._session.compaction.user_texts),
-            },
-        )
-        self._written = len(history)
+        self.log.append("compaction", compaction_payload(self._session, event))
+        self._written = len(self._session.history)
 
     def _messages(self) -> None:
         history = self._session.history
@@ -146,6 +135,20 @@ class SessionRecorder:
             if activation.name not in self._skills:
                 self._skills.add(activation.name)
                 self.log.append("skill", {"name": activation.name})
+
+
+def compaction_payload(session: Session, event: ContextCompacted) -> dict[str, Any]:
+    """The ``compaction`` record of ``event``: its figures, ``session``'s whole history after it and the
+    user's messages a later compaction keeps verbatim."""
+    return {
+        "reason": event.reason,
+        "how": event.how,
+        "tokensBefore": event.tokens_before,
+        "tokensAfter": event.tokens_after,
+        "pruned": event.pruned,
+        "messages": [message_json(m) for m in session.history],
+        "userTexts": list(session.compaction.user_texts),
+    }
 
 
 @dataclass
