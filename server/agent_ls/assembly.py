@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Literal
 
 from agent_ls.config import LoadedConfig, path_policy_for
+from agent_ls.core.compaction import DEFAULT_THRESHOLD
 from agent_ls.core.errors import ConfigError
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import Approver, ModelClient
@@ -188,6 +189,8 @@ def assemble_session(
         activations=activations,
         limits=limits,
         open_model=model_opener(model, editor, env, config),
+        compact_threshold=config.compaction.threshold or DEFAULT_THRESHOLD,
+        open_summarizer=summarizer_opener(editor, env, config),
         reload_context=reload_context,
         context_generation=context_generation,
         memory=_memory(root, environ) if env is not None else None,
@@ -212,6 +215,15 @@ def model_opener(
         return open_model(resolve_model(model, editor or EditorSettings(), env, config))
 
     return opened
+
+
+def summarizer_opener(
+    editor: EditorSettings | None, env: EnvSnapshot | None, config: LoadedConfig
+) -> ModelOpener | None:
+    """Opens the model of ``[compaction] model`` that writes compaction summaries; None when unset (the
+    run's own model writes them)."""
+    wanted = config.compaction.model
+    return model_opener(wanted, editor, env, config) if wanted else None
 
 
 def build_policy(

@@ -109,6 +109,7 @@ class Session:
         reload_context: loads the context again (same focus) when ``context_generation`` moved.
         context_generation: moves when an instruction or skill file changes; read before each turn.
         compact_threshold: the fraction of the usable window that starts a compaction (default 0.8).
+        open_summarizer: opens the model of ``[compaction] model`` for summaries, or None (the run's).
         show_request: gets each request before it is sent, as text (``models.request_body.describe_request``,
             the API key redacted): ``agent-ls run --debug``, the editor's ``agentLs.trace``; None: not shown.
         memory: the workspace's notes file (the memory tools), or None: no memory tools.
@@ -135,6 +136,7 @@ class Session:
     reload_context: Callable[[], AgentContext] | None = None
     context_generation: Callable[[], int] | None = None
     compact_threshold: float = DEFAULT_THRESHOLD
+    open_summarizer: ModelOpener | None = None
     show_request: Callable[[str], None] | None = None
     memory: MemoryNotes | None = None
     todos: TodoList = field(default_factory=TodoList, init=False)
@@ -337,6 +339,7 @@ class Session:
             proposal=lambda: [change.path for change in self.overlay.proposal()],
             state=self.compaction,
             threshold=self.compact_threshold,
+            summarizer=self.open_summarizer,
             auto=window is not None,
         )
 

@@ -161,3 +161,24 @@ async def test_manual_compaction_command_and_task(
     assert field(done, "status") == "done"
     assert "compacted" in field(done, "reason")
     assert is_summary_request(model_server.requests[-1])
+
+
+async def test_summarizer_model_and_threshold_from_config(
+    client: LanguageClient,
+    workspace: Path,
+    model_server: FakeModelServer,
+    user_config: Callable[[str], None],
+) -> None:
+    write_files(workspace)
+    user_config(SMALL_WINDOW + '[compaction]\nmodel = "openai/cheap-model"\nthreshold = 0.5\n')
+    script = LongSession(turns=6)
+    model_server.responder = script
+    ended = await _run(client, workspace, model_server, TASK)
+
+    assert field(ended, "status") == "done", field(ended, "reason")
+    requests = model_server.requests
+    # Half of the usable window (3,800 tokens) is crossed by the skill's body already: the second
+    # request is a summary, written by the configured cheaper model.
+    assert is_summary_request(requests[1])
+    assert {r["model"] for r in requests if is_summary_request(r)} == {"cheap-model"}
+    assert {r["model"] for r in requests if not is_summary_request(r)} == {"test-model"}

@@ -45,6 +45,7 @@ import platformdirs
 from agent_ls.config.file_checks import ConfigDiagnostic, ConfigText
 from agent_ls.config.schema import (
     BudgetConfig,
+    CompactionConfig,
     ConfigFile,
     InstructionsConfig,
     ProviderConfig,
@@ -70,6 +71,7 @@ class LoadedConfig:
         model_source: the file ``model`` came from, for messages.
         retry: the retry caps set in either file (unset fields: ``RetryPolicy`` defaults).
         budget: the run budgets of ``[budget]`` (workspace over user), used where nothing else set one.
+        compaction: ``[compaction]`` (workspace over user): the threshold and the summarizer's model.
         providers: named providers by name, as configured (not yet merged with the built-in ones).
         user_file: where the user config is looked for (it may not exist).
         workspace_file: the workspace config looked for, or None without a workspace.
@@ -82,6 +84,7 @@ class LoadedConfig:
     model_source: Path | None = None
     retry: RetryConfig = field(default_factory=RetryConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
+    compaction: CompactionConfig = field(default_factory=CompactionConfig)
     providers: Mapping[str, ProviderConfig] = field(default_factory=dict)
     user_file: Path | None = None
     workspace_file: Path | None = None
@@ -148,6 +151,7 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
         model_source=(workspace_file if "model" in workspace.values else user_file) if merged.model else None,
         retry=merged.retry or RetryConfig(),
         budget=merged.budget or BudgetConfig(),
+        compaction=merged.compaction or CompactionConfig(),
         providers=dict(merged.providers or {}),
         user_file=user_file,
         workspace_file=workspace_file,

@@ -85,6 +85,15 @@ class BudgetConfig(_Table):
     max_cost_usd: float | None = Field(default=None, gt=0)
 
 
+class CompactionConfig(_Table):
+    """``[compaction]`` (``core/compaction.py``): ``threshold`` is the fraction of the usable window
+    (context window minus max output tokens) that starts a compaction (default 0.8); ``model`` is a model
+    string for the summaries (a cheaper one), else the run's own model writes them."""
+
+    threshold: float | None = Field(default=None, ge=0.1, le=0.95)
+    model: str | None = Field(default=None, min_length=1)
+
+
 class ProviderConfig(_Table):
     """``[providers.<name>]``: a named provider, or additions to the built-in provider of that name.
 
@@ -131,6 +140,7 @@ class ConfigFile(_Table):
     trusted_workspaces: list[str] | None = None
     retry: RetryConfig | None = None
     budget: BudgetConfig | None = None
+    compaction: CompactionConfig | None = None
     providers: dict[str, ProviderConfig] | None = None
     permissions: PermissionsTable | None = None
     shell: ShellTable | None = None

@@ -34,11 +34,13 @@ free-shipping threshold is computed after the discount") cannot be summarized aw
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from agent_ls.core.errors import AgentLsError
 from agent_ls.core.events import EventSink
 from agent_ls.core.messages import (
     AssistantMessage,
@@ -51,6 +53,8 @@ from agent_ls.core.messages import (
     UserMessage,
 )
 from agent_ls.core.ports import ModelClient
+
+log = logging.getLogger(__name__)
 
 Estimator = Callable[[Sequence[Message], Sequence[ToolSpec]], int]
 """Estimated tokens of the request body for (messages, tools)."""
@@ -128,7 +132,8 @@ class Compactor:
         proposal: the pending proposal's paths.
         state: the session's ``CompactionState``.
         threshold: the fraction of the usable window that triggers a compaction.
-        summarizer: the model that writes summaries, or None for the run's own model.
+        summarizer: opens the model that writes summaries (``[compaction] model``), or None for the run's
+            own model; one that cannot be opened leaves the summary to the run's model (logged).
         auto: compact when over ``limit``; False when the window is not known (then only a provider's
             overflow error or a manual compaction does).
     """
@@ -142,7 +147,7 @@ class Compactor:
     proposal: Callable[[], list[str]] = list
     state: CompactionState = field(default_factory=CompactionState)
     threshold: float = DEFAULT_THRESHOLD
-    summarizer: ModelClient | None = None
+    summarizer: Callable[[], ModelClient] | None = None
     auto: bool = True
     _reported: tuple[int, int] | None = field(default=None, init=False)
 
@@ -233,7 +238,7 @@ class Compactor:
         focus: str,
         emit: EventSink | None,
     ) -> str:
-        writer = self.summarizer or model
+        writer = self._open_summarizer() or model
         proposal = ", ".join(self.proposal()) or "none"
         wanted = f"Keep in particular: {focus.strip()}\n" if focus.strip() else ""
         prompt = SUMMARY_TEMPLATE.format(focus=wanted, proposal=proposal, conversation="{conversation}")
@@ -243,8 +248,21 @@ class Compactor:
             SystemMessage(SUMMARY_SYSTEM),
             UserMessage(prompt.replace("{conversation}", conversation)),
         ]
-        response = await writer.complete(messages, [], emit or _drop)
+        try:
+            response = await writer.complete(messages, [], emit or _drop)
+        finally:
+            if writer is not model:
+                await writer.aclose()
         return response.message.text.strip() or "(the summarizer returned nothing)"
+
+    def _open_summarizer(self) -> ModelClient | None:
+        if self.summarizer is None:
+            return None
+        try:
+            return self.summarizer()
+        except AgentLsError as exc:
+            log.warning("the summarizer model cannot be opened (%s); the run's model summarizes", exc)
+            return None
 
     def _handoff(self, summary: str) -> str:
         """The user message that replaces the summarized history."""
