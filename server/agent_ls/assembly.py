@@ -17,7 +17,8 @@ settings it builds, in order (docs/architecture.md draws the path):
    the overlay over them (pending edits and unsaved buffers) and the shell runner that runs commands
    in them and proposes their changes back to the overlay;
 5. the tool registry, behind the permission policy and the approver, and the workspace's memory notes
-   (``tools.memory``: in the user state dir, next to the session store; secrets redacted);
+   (``tools.memory``: in the user state dir, next to the session store; secrets redacted), and the
+   subagents' own registry of read-only tools behind the same policy and approver (``tools.task``);
 6. the model opener (``models.resolution``: the model is resolved and its client built at the start of
    each run, so a bad model ends that run with a clear reason instead of failing the request).
 
@@ -48,10 +49,11 @@ from agent_ls.runtime import ModelOpener, Session, new_session_id
 from agent_ls.sessions.redaction import Redactor
 from agent_ls.sessions.store import state_dir, workspace_folder
 from agent_ls.settings import EditorSettings, EnvSnapshot
-from agent_ls.tools import default_tools
+from agent_ls.tools import default_tools, read_only_tools
 from agent_ls.tools.base import ToolContext
 from agent_ls.tools.memory import MemoryNotes, workspace_memory_path
 from agent_ls.tools.registry import ToolRegistry
+from agent_ls.tools.task import Subagents
 from agent_ls.workspace.layered_copy import LayeredCopy
 from agent_ls.workspace.overlay import BufferSource, Overlay
 from agent_ls.workspace.paths import PathPolicy
@@ -167,6 +169,14 @@ def assemble_session(
         ToolContext(workspace=overlay, runner=runner, instructions=nested),
         tool_timeout_s=tool_timeout_s,
     )
+    session_id = session_id or new_session_id()
+    subagent_tools = ToolRegistry(
+        read_only_tools(),
+        policy,
+        approver,
+        ToolContext(workspace=overlay, runner=runner),
+        tool_timeout_s=tool_timeout_s,
+    )
     if limits is None:
         limits = editor.loop_limits() if editor is not None else LoopLimits()
     budget = config.budget  # agent-ls.toml's [budget] where the editor or the command line set none
@@ -176,7 +186,7 @@ def assemble_session(
         max_cost_usd=limits.max_cost_usd or budget.max_cost_usd,
     )
     return Session(
-        session_id=session_id or new_session_id(),
+        session_id=session_id,
         root=root,
         config=config,
         context=context,
@@ -194,6 +204,7 @@ def assemble_session(
         reload_context=reload_context,
         context_generation=context_generation,
         memory=_memory(root, environ) if env is not None else None,
+        subagents=Subagents(session_id, str(root), subagent_tools),
     )
 
 

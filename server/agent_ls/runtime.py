@@ -32,15 +32,16 @@ from agent_ls.core.proposal import FileChange
 from agent_ls.core.todos import TodoList
 from agent_ls.instructions.activation import SkillActivations, find_skill, near_names, parse_slash
 from agent_ls.instructions.agent_context import DEFAULT_CONTEXT_WINDOW, AgentContext, NestedAttacher
-from agent_ls.instructions.agents_md import render_nested
+from agent_ls.instructions.agents_md import render_chain, render_nested
 from agent_ls.instructions.catalog import render_catalog
 from agent_ls.models.request_body import ObservedModel, context_window_of, encoder_of
 from agent_ls.models.window import token_estimator, window_of
 from agent_ls.policy.engine import PermissionPolicy
-from agent_ls.tools.registry import ToolRegistry
 from agent_ls.tools.memory import MemoryNotes
+from agent_ls.tools.registry import ToolRegistry
 from agent_ls.tools.session_tools import deferred_tools, origin_of
 from agent_ls.tools.skill import skill_tool
+from agent_ls.tools.task import Subagents, task_tool
 from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.sandbox import unsandboxed_reason
 from agent_ls.workspace.shadow import ShadowCopy
@@ -113,6 +114,7 @@ class Session:
         show_request: gets each request before it is sent, as text (``models.request_body.describe_request``,
             the API key redacted): ``agent-ls run --debug``, the editor's ``agentLs.trace``; None: not shown.
         memory: the workspace's notes file (the memory tools), or None: no memory tools.
+        subagents: runs the ``task`` tool's subagents (given each run's model), or None: no ``task`` tool.
         todos: the todo list the model keeps with ``todo_write`` (``core.todos``): what the reminder and a
             compaction put back, and the editor shows.
         history: the conversation so far (system message first).
@@ -139,6 +141,7 @@ class Session:
     open_summarizer: ModelOpener | None = None
     show_request: Callable[[str], None] | None = None
     memory: MemoryNotes | None = None
+    subagents: Subagents | None = None
     todos: TodoList = field(default_factory=TodoList, init=False)
     history: list[Message] = field(default_factory=list, init=False)
     last_run: RunEnded | None = field(default=None, init=False)
@@ -146,14 +149,25 @@ class Session:
 
     def __post_init__(self) -> None:
         self._seen_generation = self.context_generation() if self.context_generation is not None else 0
+        if self.subagents is not None:
+            self.subagents.instructions = self._chain_text
         self._set_skill_tool()
 
     def _set_skill_tool(self) -> None:
         names = [skill.name for skill in self.context.skills.model_invocable()]
         self.registry.set_extra_tools(
             [skill_tool(self.activations, names)] if names else [],
-            deferred_tools(self.todos, self.memory, lambda: origin_of(self.session_id, self.history)),
+            deferred_tools(
+                self.todos,
+                self.memory,
+                lambda: origin_of(self.session_id, self.history),
+                [task_tool(self.subagents)] if self.subagents is not None else [],
+            ),
         )
+
+    def _chain_text(self) -> str:
+        """The AGENTS.md chain as the model reads it ("" for none): what a subagent is given."""
+        return render_chain(self.context.chain) if self.context.chain is not None else ""
 
     def system_message(self) -> SystemMessage:
         """The stable prefix: the system prompt, the AGENTS.md chain and the skills catalog. Rebuilt
@@ -277,6 +291,8 @@ class Session:
 
         unsandboxed = await asyncio.to_thread(unsandboxed_reason, self.config.permissions.sandbox_enabled)
         self.policy.sandboxed = not unsandboxed
+        if self.subagents is not None:
+            self.subagents.model = model  # the run's model, for its subagents
         try:
             ended = await run_loop(
                 session_id=self.session_id,
@@ -293,6 +309,8 @@ class Session:
                 compactor=self.compactor(model),
             )
         finally:
+            if self.subagents is not None:
+                self.subagents.model = None
             await model.aclose()
         self.last_run = ended
         return ended

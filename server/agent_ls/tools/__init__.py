@@ -12,3 +12,8 @@ from agent_ls.tools.base import Tool
 def default_tools() -> list[Tool[Any]]:
     """The default tool set, in the fixed order the model sees it: reading, then editing, then the shell."""
     return [read_file.TOOL, list_files.TOOL, grep.TOOL, edit_file.TOOL, write_file.TOOL, bash.TOOL]
+
+
+def read_only_tools() -> list[Tool[Any]]:
+    """The tools of a subagent (``tools.task``): reading and searching, nothing that changes the proposal."""
+    return [read_file.TOOL, list_files.TOOL, grep.TOOL]

@@ -30,7 +30,9 @@ def _redact(text: str) -> str:
 def _harness(tmp_path: Path, todos: TodoList | None = None) -> Harness:
     harness = make_harness()
     notes = MemoryNotes(tmp_path / "memory" / "ws-0123456789ab" / "notes.md", _redact)
-    harness.registry.set_extra_tools([], deferred_tools(todos or TodoList(), notes, lambda: "session s1 turn 2"))
+    harness.registry.set_extra_tools(
+        [], deferred_tools(todos or TodoList(), notes, lambda: "session s1 turn 2")
+    )
     return harness
 
 
@@ -90,7 +92,9 @@ async def test_todo_write_replaces_the_whole_list_and_says_so(tmp_path: Path) ->
         {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
         {"content": "Run the tests", "status": "pending", "activeForm": "Running the tests"},
     ]
-    assert await harness.text("todo_write", {"todos": first}) == "Todo list saved: 1 of 3 done, 1 in progress."
+    assert (
+        await harness.text("todo_write", {"todos": first}) == "Todo list saved: 1 of 3 done, 1 in progress."
+    )
     items = (
         TodoItem("Read the code", "completed", "Reading the code"),
         TodoItem("Fix the bug", "in_progress", "Fixing the bug"),
