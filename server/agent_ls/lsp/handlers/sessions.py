@@ -24,6 +24,7 @@ from agent_ls.lsp import protocol as p
 from agent_ls.lsp.command_args import parse_params
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
 from agent_ls.runtime import Session
+from agent_ls.sessions.continuation import summaries
 from agent_ls.sessions.resume import Restored, restore
 from agent_ls.sessions.saved import SavedSession, replay
 from agent_ls.sessions.store import SessionFormatError, SessionLog, SessionNotFound, SessionStore, check_id
@@ -123,22 +124,13 @@ def record(entry: SessionEntry | None, kind: str, payload: dict[str, Any]) -> No
 def _summaries(
     store: SessionStore, roots: list[Path], uri: str | None, running: set[str]
 ) -> list[dict[str, Any]]:
-    """The summaries of the sessions of ``roots`` (only the deepest holding ``uri`` when given). Blocking."""
+    """``continuation.summaries`` of ``roots`` (only the deepest holding ``uri`` when given). Blocking."""
     if uri:
         fs = to_fs_path(uri)
         path = Path(fs).resolve() if fs else None
         holding = [r for r in roots if path is not None and path.is_relative_to(r)]
         roots = [max(holding, key=lambda r: len(r.parts))] if holding else []
-    found: list[dict[str, Any]] = []
-    for root in roots:
-        for session_id in store.session_ids(root):
-            try:
-                saved = replay(store.read(root, session_id))
-            except (SessionNotFound, SessionFormatError):
-                continue
-            found.append(saved.summary(running=session_id in running))
-    found.sort(key=lambda s: str(s["updatedAt"]), reverse=True)
-    return found
+    return summaries(store, roots, running)
 
 
 async def list_sessions(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
