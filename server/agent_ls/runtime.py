@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_ls.config import LoadedConfig
-from agent_ls.context_report import ContextReport, known_texts, measure
+from agent_ls.context_report import REMINDER, ContextReport, KnownText, known_texts, measure
 from agent_ls.core.compaction import DEFAULT_THRESHOLD, CompactionState, Compactor
 from agent_ls.core.context import Focus, system_prompt, task_message
 from agent_ls.core.errors import AgentLsError
@@ -29,6 +29,7 @@ from agent_ls.core.loop import LoopLimits, run_loop
 from agent_ls.core.messages import NO_USAGE, Message, SystemMessage, Usage, UserMessage
 from agent_ls.core.ports import ModelClient
 from agent_ls.core.proposal import FileChange
+from agent_ls.core.reminder import ReminderFacts, reminder_text
 from agent_ls.core.todos import TodoList
 from agent_ls.instructions.activation import SkillActivations, find_skill, near_names, parse_slash
 from agent_ls.instructions.agent_context import DEFAULT_CONTEXT_WINDOW, AgentContext, NestedAttacher
@@ -307,6 +308,7 @@ class Session:
                 unsandboxed=unsandboxed,
                 left_out=self.runner.take_left_out,
                 compactor=self.compactor(model),
+                reminder=self._reminder,
             )
         finally:
             if self.subagents is not None:
@@ -319,16 +321,35 @@ class Session:
         """The parts of the next request ``model`` would be sent: the history so far (the system message
         alone before the first run) with the current tools (``context_report.measure``). Sends nothing."""
         messages = list(self.history) or [self.system_message()]  # a snapshot: a run may append
-        nested = self.nested.loaded() if self.nested is not None else ()
+        note = self._reminder(1, Usage())  # what a follow-up's first request would end with
+        known = known_texts(
+            self.context, self.nested.loaded() if self.nested is not None else (), self.activations.active()
+        )
+        if note:
+            messages.append(UserMessage(note))
+            known.append(KnownText(REMINDER, note))
         window = context_window_of(model)
         return measure(
             encoder_of(model),
             messages,
             list(self.registry.specs()),
-            known_texts(self.context, nested, self.activations.active()),
+            known,
             context_window=window or DEFAULT_CONTEXT_WINDOW,
             window_known=window is not None,
         )
+
+    def _reminder(self, turn: int, used: Usage) -> str:
+        """The status note at the end of the request of ``turn`` (``core.reminder``; "" for none)."""
+        facts = ReminderFacts(
+            turn=turn,
+            max_turns=self.limits.max_turns,
+            used=used,
+            max_tokens=self.limits.max_tokens,
+            max_cost_usd=self.limits.max_cost_usd,
+            pending_files=[change.path for change in self.overlay.proposal()],
+            todos=self.todos.render(),
+        )
+        return reminder_text(facts)
 
     def _answer_context(self, task: str, model: ModelClient, emit: EventSink, before: Usage) -> RunEnded:
         """``/context``: the report as the answer, without a model call and without touching the history."""

@@ -63,6 +63,7 @@ from agent_ls.core.messages import (
     ToolResultMessage,
     ToolSpec,
     Usage,
+    UserMessage,
 )
 from agent_ls.core.model_markup import leftover_markup
 from agent_ls.core.ports import ModelClient, ToolExecutor
@@ -108,6 +109,7 @@ async def run_loop(
     unsandboxed: str = "",
     left_out: Callable[[], Sequence[str]] | None = None,
     compactor: Compactor | None = None,
+    reminder: Callable[[int, Usage], str] | None = None,
 ) -> RunEnded:
     """Run the agent until a stop condition, appending to ``history`` in place.
 
@@ -122,6 +124,9 @@ async def run_loop(
         unsandboxed: why commands run without a sandbox, for ``RunStarted`` ("" when they are sandboxed).
         left_out: called once at the end: the changes commands made that did not come into the proposal
             (``path (why)``); ``RunEnded.reason`` names them, so none is dropped silently.
+        reminder: called before each model call with the turn (1-based) and the run's usage so far; a
+            non-empty text is sent as a last user message of that request only, never stored in
+            ``history`` (``core.reminder``), so the prefix of the next request is byte-identical.
         compactor: keeps each request under the model's window (``core.compaction``), or None.
 
     Returns:
@@ -132,7 +137,9 @@ async def run_loop(
     run = _RunState(before=session_usage)
     status: RunStatus
     try:
-        status, reason = await _turns(run, history, model, tools, emit, limits, before_turn, compactor)
+        status, reason = await _turns(
+            run, history, model, tools, emit, limits, before_turn, compactor, reminder
+        )
     except asyncio.CancelledError:
         status, reason = "cancelled", "cancelled by the user"
     except ModelError as exc:
@@ -182,6 +189,7 @@ async def _turns(
     limits: LoopLimits,
     before_turn: Callable[[list[Message]], None] | None,
     compactor: Compactor | None = None,
+    reminder: Callable[[int, Usage], str] | None = None,
 ) -> tuple[RunStatus, str]:
     for turn in range(1, limits.max_turns + 1):
         if turn > 1 and (spent := _budget(run, limits, model)) is not None:
@@ -192,13 +200,14 @@ async def _turns(
         specs = list(tools.specs())
         if compactor is not None and compactor.needed(history, specs):
             await _compact(compactor, history, specs, model, emit, "auto")
+        note = reminder(turn, run.total) if reminder is not None else ""
         try:
-            response = await _complete(model, history, specs, emit, limits)
+            response = await _complete(model, _with_note(history, note), specs, emit, limits)
         except ModelContextOverflowError:
             if compactor is None:
                 raise
             await _compact(compactor, history, specs, model, emit, "overflow")
-            response = await _complete(model, history, specs, emit, limits)
+            response = await _complete(model, _with_note(history, note), specs, emit, limits)
         message = response.message
         history.append(message)
         if compactor is not None:
@@ -236,6 +245,11 @@ async def _turns(
             history.append(await tools.execute(call, emit))
     turns = "turn" if limits.max_turns == 1 else "turns"
     return "stopped", f"clean stop: maximum of {limits.max_turns} {turns} exceeded"
+
+
+def _with_note(history: list[Message], note: str) -> list[Message]:
+    """The messages sent: ``history``, then the reminder as a last user message (never stored)."""
+    return [*history, UserMessage(note)] if note else history
 
 
 def _budget(run: _RunState, limits: LoopLimits, model: ModelClient) -> str | None:

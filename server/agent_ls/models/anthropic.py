@@ -42,6 +42,7 @@ from agent_ls.core.messages import (
     Usage,
     UserMessage,
 )
+from agent_ls.core.reminder import REMINDER_TAG
 from agent_ls.core.untrusted_json import loads, loads_bounded
 from agent_ls.models.base import HttpModelClient, StreamReader, estimate_usage
 from agent_ls.models.errors import Endpoint, in_band_error
@@ -182,7 +183,9 @@ def cache_breakpoints(body: dict[str, Any]) -> None:
     The prefix order is tools, system, messages. Marked, at most ``MAX_CACHE_BREAKPOINTS`` in all:
     1. the last tool (the tool definitions change only with the tool set);
     2. the last system block (system prompt, instructions and skills catalog are byte-stable);
-    3. the last block of the newest user message (the whole conversation, read back next turn);
+    3. the last block of the newest user message (the whole conversation, read back next turn), or the
+       block before it when that is the reminder (``core.reminder``: sent once, never read back, so a
+       breakpoint on it would cache a prefix no later request has);
     4. the last block of the user message before it: the server looks for an earlier cache entry at most
        20 blocks back from a breakpoint, and a turn with many parallel calls adds more than that.
     A prefix shorter than the model's minimum (about 1024 tokens) is simply not cached.
@@ -193,9 +196,16 @@ def cache_breakpoints(body: dict[str, Any]) -> None:
     if body.get("system"):
         marked.append(body["system"][-1])
     user_messages = [m for m in body["messages"] if m["role"] == "user" and m["content"]]
-    marked += [m["content"][-1] for m in reversed(user_messages[-2:])]
+    marked += [_last_kept_block(m["content"]) for m in reversed(user_messages[-2:])]
     for block in marked[:MAX_CACHE_BREAKPOINTS]:
         block["cache_control"] = dict(EPHEMERAL)
+
+
+def _last_kept_block(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The last block of a user message that the next request holds too: not a trailing reminder."""
+    last = blocks[-1]
+    is_reminder = last.get("type") == "text" and str(last.get("text", "")).startswith(f"<{REMINDER_TAG}>\n")
+    return blocks[-2] if is_reminder and len(blocks) > 1 else last
 
 
 def _wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
