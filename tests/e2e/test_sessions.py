@@ -195,3 +195,27 @@ async def test_a_session_killed_mid_run_is_repaired_and_continues(
         assert field(await command(second, "agent.applyProposal", {"sessionId": session_id}), "applied")
     assert (workspace / "NOTES.md").read_text() == NOTES
     assert FIXED in (workspace / "stats.py").read_text()
+
+
+async def test_a_nested_agents_md_is_not_attached_again_after_a_resume(
+    tmp_path: Path, workspace: Path, model_server: FakeModelServer
+) -> None:
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "AGENTS.md").write_text("Nested rule: pkg code uses tabs (marker 7f3c).\n")
+    (workspace / "pkg" / "a.py").write_text("A = 1\n")
+    (workspace / "pkg" / "b.py").write_text("B = 2\n")
+
+    def read(path: str) -> dict[str, Any]:
+        return {"tool_calls": [{"name": "read_file", "arguments": {"path": path}}]}
+
+    model_server.steps.extend([read("pkg/a.py"), {"content": "A is 1."}, read("pkg/b.py"), {"content": "B."}])
+    state = tmp_path / "state"
+    async with _server(state, workspace, model_server) as first:
+        session_id = await _run(first, "What is A?")
+        await _ended(first, session_id, 1)
+    assert "marker 7f3c" in json.dumps(model_server.requests[1])
+    async with _server(state, workspace, model_server) as second:
+        await _run(second, "And B?", session_id)
+        await _ended(second, session_id, 1)
+    last = json.dumps(model_server.requests[3])
+    assert last.count("marker 7f3c") == 1  # attached in the first run, not again after the resume

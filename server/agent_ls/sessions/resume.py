@@ -10,6 +10,7 @@ What is written, per event of ``core.events`` (docs/sessions.md lists every kind
   "Allow for this session" → ``approval {key}``;
 - ``UsageReported`` → ``usage {usage}``; ``ProposalChanged`` → ``proposal {changes, removed}``
   (both texts of each changed file);
+- a nested AGENTS.md attached → ``nested {dir, label}``;
 - a skill activated → ``skill {name}``;
 - ``ContextCompacted`` → ``compaction {reason, how, tokensBefore, tokensAfter, pruned, messages,
   userTexts}``: the whole history after the compaction (it replaces the messages before it on load) and
@@ -20,7 +21,9 @@ Other engineers' events go through ``SessionLog.append(kind, payload)`` directly
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agent_ls.core.events import (
@@ -57,6 +60,7 @@ class SessionRecorder:
         self._runs = runs
         self._approvals = set(session.policy.session_approvals())
         self._skills = {a.name for a in session.activations.active()}
+        self._nested = {str(f.real_path) for f in session.nested.loaded()} if session.nested else set()
 
     def pending_repairs(self, saved: SavedSession) -> None:
         """Write the tool results ``saved``'s repair added (already in the history)."""
@@ -135,6 +139,11 @@ class SessionRecorder:
             if activation.name not in self._skills:
                 self._skills.add(activation.name)
                 self.log.append("skill", {"name": activation.name})
+        for file in self._session.nested.loaded() if self._session.nested is not None else ():
+            if str(file.real_path) not in self._nested:
+                self._nested.add(str(file.real_path))
+                folder = os.path.relpath(file.real_path.parent, os.path.realpath(self._session.root))
+                self.log.append("nested", {"dir": Path(folder).as_posix(), "label": file.label})
 
 
 def compaction_payload(session: Session, event: ContextCompacted) -> dict[str, Any]:
@@ -163,7 +172,8 @@ class Restored:
 def restore(session: Session, saved: SavedSession) -> Restored:
     """Put ``saved`` into ``session`` (assembled for the same workspace, nothing run yet): the history
     after a fresh system message (the instructions as they are now), the pending proposal with its
-    stored bases, the session approvals and the activated skills. Blocking (reads the proposed files)."""
+    stored bases, the session approvals, the activated skills and the nested AGENTS.md files attached.
+    Blocking (reads the proposed files)."""
     found = Restored()
     session.history[:] = [
         session.system_message(),
@@ -185,4 +195,8 @@ def restore(session: Session, saved: SavedSession) -> Restored:
             session.activations.activate(name, args)
         except (OSError, KeyError, ValueError):
             continue  # the skill is gone or unreadable: the history still holds what it said
+    if session.nested is not None:  # attached already: the history holds them; not attached again
+        for folder in saved.nested_dirs:
+            if not folder.startswith(".."):
+                session.nested.on_touch(folder, is_dir=True)
     return found

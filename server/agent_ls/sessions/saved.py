@@ -42,6 +42,7 @@ class SavedSession:
         proposal: the pending edits by path, as the last proposal events left them.
         approvals: the session-approval keys the user gave ("Allow for this session").
         skills: the skills activated, name to arguments, in order.
+        nested_dirs: the folders (workspace-relative) whose nested AGENTS.md was attached, in order.
         runs: how many runs started; status: the last run's (``new`` before any, ``interrupted`` for one
             that never ended); model: the last run's model; usage: the sum of every run's.
         title: the first task, shortened (``shorten``).
@@ -58,6 +59,7 @@ class SavedSession:
     proposal: dict[str, FileChange] = field(default_factory=dict)
     approvals: list[str] = field(default_factory=list)
     skills: dict[str, str] = field(default_factory=dict)
+    nested_dirs: list[str] = field(default_factory=list)
     runs: int = 0
     status: str = "new"
     model: str = ""
@@ -150,6 +152,8 @@ def _apply(saved: SavedSession, record: dict[str, Any], open_run: bool) -> bool:
         key = str(record["key"])
         if key not in saved.approvals:
             saved.approvals.append(key)
+    elif kind == "nested":
+        saved.nested_dirs.append(str(record["dir"]))
     elif kind == "skill":
         saved.skills[str(record["name"])] = str(record.get("args", ""))
     return open_run
