@@ -15,6 +15,7 @@ from tests.e2e.conftest import command, field, model_settings, run_ended, start
 from tests.support.long_session import (
     AGENTS_MD,
     TASK,
+    TODO,
     LongSession,
     body_tokens,
     is_summary_request,
@@ -82,6 +83,7 @@ async def test_long_session_runs_through_compactions(
         text = _texts(body)
         assert TASK in text  # the user's first message, verbatim
         assert SKILL_HEADING in text  # the activated skill's body
+        assert TODO["content"] in text  # the todo list (in the reminder that ends each request)
         assert "SUMMARY" in text
     # Pruned results say how to get them back.
     assert any("pruned to save context; read the file again" in _texts(r) for r in agent_requests)
@@ -115,18 +117,18 @@ async def test_overflow_error_compacts_and_retries_once(
     model_server: FakeModelServer,
 ) -> None:
     write_files(workspace)
-    script = LongSession(turns=4, overflow_at=(3,))
+    script = LongSession(turns=7, overflow_at=(6,))
     model_server.responder = script
     ended = await _run(client, workspace, model_server, TASK)
 
     assert field(ended, "status") == "done", field(ended, "reason")
     requests = model_server.requests
     kinds = ["summary" if is_summary_request(r) else "agent" for r in requests]
-    # turn 3 is refused, the history is summarized, and turn 3 is sent again (no window configured).
-    assert kinds == ["agent", "agent", "agent", "summary", "agent", "agent"]
-    retried = requests[4]
+    # turn 6 is refused, the history is summarized, and turn 6 is sent again (no window configured).
+    assert kinds == ["agent"] * 6 + ["summary"] + ["agent"] * 2
+    refused, retried = requests[5], requests[7]
     assert TASK in _texts(retried) and "SUMMARY 1" in _texts(retried)
-    assert body_tokens(retried) < body_tokens(requests[2])
+    assert body_tokens(retried) < body_tokens(refused)
 
 
 async def test_manual_compaction_command_and_task(

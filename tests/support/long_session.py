@@ -15,6 +15,7 @@ CONSTRAINT = "the free-shipping threshold is computed after the discount"
 TASK = f"Add shipping costs to the cart. Constraint: {CONSTRAINT}."
 AGENTS_MD = "Project rule: prices are integers in cents.\n"
 FILES = 5
+TODO = {"content": "Compute shipping after the discount", "status": "in_progress", "activeForm": "Computing"}
 
 
 def write_files(root: Path, lines: int = 20) -> None:
@@ -36,7 +37,8 @@ def body_tokens(body: Any) -> int:
 
 
 class LongSession:
-    """Answers: turn 1 activates the ``explain`` skill, turns 2 … ``turns - 1`` read ``data_<n>.txt``,
+    """Answers: turn 1 activates the ``explain`` skill, turn 2 writes the todo list (``TODO``), turns 3 …
+    ``turns - 1`` read ``data_<n>.txt``,
     turn ``turns`` answers "Done."; a summary request gets ``## Goal … SUMMARY <n>``.
 
     ``overflow_at``: the request numbers (1-based, summary requests not counted) answered once with
@@ -72,6 +74,8 @@ class LongSession:
             turn = self.turn
         if turn == 1:
             return {"tool_calls": [{"id": "call_skill", "name": "skill", "arguments": {"name": "explain"}}]}
+        if turn == 2:
+            return {"tool_calls": [{"id": "call_todo", "name": "todo_write", "arguments": {"todos": [TODO]}}]}
         if turn < self.turns:
             path = f"data_{turn % FILES}.txt"
             return {"tool_calls": [{"id": f"call_{turn}", "name": "read_file", "arguments": {"path": path}}]}

@@ -198,9 +198,9 @@ async def _turns(
         if before_turn is not None:
             before_turn(history)
         specs = list(tools.specs())
-        if compactor is not None and compactor.needed(history, specs):
-            await _compact(compactor, history, specs, model, emit, "auto")
         note = reminder(turn, run.total) if reminder is not None else ""
+        if compactor is not None and compactor.needed(_with_note(history, note), specs):
+            await _compact(compactor, history, specs, model, emit, "auto")
         try:
             response = await _complete(model, _with_note(history, note), specs, emit, limits)
         except ModelContextOverflowError:
