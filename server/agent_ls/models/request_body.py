@@ -10,6 +10,7 @@ sizes and contents, every given secret replaced by ``[redacted]``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -49,14 +50,15 @@ def encoder_of(model: ModelClient) -> Encoder:
 
 
 def redact_all(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with each non-empty secret (and its JSON-escaped form) replaced by ``[redacted]``."""
+    """``text`` with each non-empty secret (and its JSON-escaped form) replaced by ``[redacted]`` where it
+    stands as a token of its own: not inside a longer run of letters, digits, ``_`` or ``-`` (a local
+    server's one-letter placeholder key must not blank every "k" of the trace; a real key is never part
+    of a longer token)."""
     for secret in secrets:
         if not secret:
             continue
-        text = text.replace(secret, REDACTED)
-        escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-        if escaped != secret:
-            text = text.replace(escaped, REDACTED)
+        for form in dict.fromkeys((secret, json.dumps(secret, ensure_ascii=False)[1:-1])):
+            text = re.sub(rf"(?<![\w-]){re.escape(form)}(?![\w-])", REDACTED, text)
     return text
 
 
