@@ -219,3 +219,20 @@ async def test_a_nested_agents_md_is_not_attached_again_after_a_resume(
         await _ended(second, session_id, 1)
     last = json.dumps(model_server.requests[3])
     assert last.count("marker 7f3c") == 1  # attached in the first run, not again after the resume
+
+
+async def test_run_skill_continues_a_session(
+    tmp_path: Path, workspace: Path, model_server: FakeModelServer
+) -> None:
+    model_server.steps.extend([{"content": "mean() is off by one."}, {"content": "Explained."}])
+    async with _server(tmp_path / "state", workspace, model_server) as client:
+        session_id = await _run(client, "What is wrong in stats.py?")
+        await _ended(client, session_id, 1)
+        started = await command(
+            client, "agent.runSkill", {"skill": "explain", "args": "stats.py", "sessionId": session_id}
+        )
+        assert field(started, "sessionId") == session_id
+        await _ended(client, session_id, 2)
+    texts = _texts(model_server.requests[1])
+    assert any("mean() is off by one." in m for m in texts)  # the first run's answer
+    assert any('skill:explain' in m for m in texts)  # then the skill, explicitly
