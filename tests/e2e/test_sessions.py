@@ -174,7 +174,9 @@ async def test_a_session_killed_mid_run_is_repaired_and_continues(
         first.agent["answers"].append("Allow for this session")  # type: ignore[attr-defined]
         session_id = await _run(first, "Write notes, then sleep")
         async with asyncio.timeout(30):
-            while not first.agent["prompts"]:  # type: ignore[attr-defined]
+            while True:  # the approval was asked: the command runs next
+                if first.agent["prompts"]:  # type: ignore[attr-defined]
+                    break
                 await asyncio.sleep(0.02)
         await asyncio.sleep(0.5)  # the command is running
         assert first._server is not None
@@ -235,4 +237,4 @@ async def test_run_skill_continues_a_session(
         await _ended(client, session_id, 2)
     texts = _texts(model_server.requests[1])
     assert any("mean() is off by one." in m for m in texts)  # the first run's answer
-    assert any('skill:explain' in m for m in texts)  # then the skill, explicitly
+    assert any("skill:explain" in m for m in texts)  # then the skill, explicitly

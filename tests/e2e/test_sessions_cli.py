@@ -1,5 +1,6 @@
-"""``agent-ls run --session ID``, ``run --continue`` (with ``--apply``) and ``agent-ls sessions`` as a user runs
-them: real processes against the scripted model server on 127.0.0.1, one session store (docs/sessions.md)."""
+"""``agent-ls run --session ID``, ``run --continue`` (with ``--apply``) and ``agent-ls sessions`` as a user
+runs them: real processes against the scripted model server on 127.0.0.1, one session store
+(docs/sessions.md)."""
 
 from __future__ import annotations
 
