@@ -135,6 +135,10 @@ async def test_a_session_survives_a_server_restart(
     stats.write_text(stats.read_text().replace("for the agent-ls demo", "for the demo"))
 
     async with _server(state, workspace, model_server) as second:
+        with pytest.raises(JsonRpcException, match="no session 0123456789ab is stored"):
+            await _run(second, "go on", "0123456789ab")
+        with pytest.raises(JsonRpcException, match="an id is letters, digits"):
+            await _run(second, "go on", "../../etc")
         (listed,) = field(await command(second, "agent.listSessions", {}), "sessions")
         assert listed["sessionId"] == session_id and listed["title"] == "Fix mean in stats.py"
         assert listed["pendingFiles"] == ["stats.py"] and listed["runs"] == 1
