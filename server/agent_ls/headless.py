@@ -267,7 +267,9 @@ async def run_headless(
         outcome = apply_proposal(session.root, changes)  # all or nothing; workspace/apply_files.py
         for line in filter(None, (outcome.recovered, outcome.message)):
             print(f"agent-ls: {line}", file=sys.stderr)
+        recorder.log.append("apply", {"applied": outcome.applied, "failureReason": outcome.message or None})
         if not outcome.applied:
+            recorder.log.close()
             return 1
         recorder.log.append("proposal_cleared", {"why": "applied"})
         recorder.log.close()

@@ -115,7 +115,7 @@ async def test_a_follow_up_sees_the_history_and_extends_the_proposal(
     assert SECRET_KEY not in stored
     kinds = [json.loads(line)["kind"] for line in stored.splitlines()]
     assert kinds[0] == "session" and kinds.count("run_start") == 2 and kinds.count("run_end") == 2
-    assert kinds[-1] == "proposal_cleared"
+    assert kinds[-2:] == ["proposal_cleared", "apply"]
 
 
 async def test_a_session_survives_a_server_restart(

@@ -95,6 +95,8 @@ def test_continue_and_session_extend_one_proposal_and_apply_it_whole(tmp_path: P
     assert session_id in text.stdout and "3 runs" in text.stdout and "write b.txt" in text.stdout
     stored = next(state.rglob(f"{session_id}.jsonl")).read_text()
     assert KEY not in stored
+    kinds = [json.loads(line)["kind"] for line in stored.splitlines()]
+    assert kinds[-2:] == ["apply", "proposal_cleared"]
 
 
 def test_continue_without_a_session_and_an_unknown_session_are_usage_errors(tmp_path: Path) -> None:

@@ -95,8 +95,11 @@ def _rebase_or_refuse(
 
 
 async def apply_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
-    result = await _apply(ls, parse_params(p.SessionParams, arguments))
+    params = parse_params(p.SessionParams, arguments)
+    result = await _apply(ls, params)
     outcome = "applied" if result["applied"] else f"not applied: {result['failureReason']}"
+    entry = ls.state.sessions.get(params.session_id) if params.session_id else None
+    sessions.record(entry, "apply", {"applied": result["applied"], "failureReason": result["failureReason"]})
     ls.window_log_message(t.LogMessageParams(type=t.MessageType.Info, message=f"■ apply: {outcome}"))
     return result
 
