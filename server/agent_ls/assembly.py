@@ -49,7 +49,7 @@ from agent_ls.runtime import ModelOpener, Session, new_session_id
 from agent_ls.sessions.redaction import Redactor
 from agent_ls.sessions.store import state_dir, workspace_folder
 from agent_ls.settings import EditorSettings, EnvSnapshot
-from agent_ls.tools import default_tools, read_only_tools
+from agent_ls.tools import read_only_tools, sent_tools
 from agent_ls.tools.base import ToolContext
 from agent_ls.tools.memory import MemoryNotes, workspace_memory_path
 from agent_ls.tools.registry import ToolRegistry
@@ -163,7 +163,7 @@ def assemble_session(
     )
     nested = context.nested()
     registry = ToolRegistry(
-        default_tools(),
+        sent_tools(),
         policy,
         approver,
         ToolContext(workspace=overlay, runner=runner, instructions=nested),

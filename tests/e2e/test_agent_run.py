@@ -95,9 +95,8 @@ async def test_task_to_applied_fix(
         "list_files",
         "grep",
         "edit_file",
-        "write_file",
         "bash",
-        "load_tools",  # todo_write, memory and task, listed by name (sent once loaded)
+        "load_tools",  # write_file, todo_write, memory and task, listed by name (sent once loaded)
     }
     # Every tool call got exactly one result with its id; read_file saw the unsaved buffer.
     read_result = tool_messages(requests[1])

@@ -17,10 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
 DESCRIPTION = (
-    "Run a shell command in a sandboxed copy of the workspace with your proposed edits applied (e.g. "
-    "to run tests or a formatter). Text files it creates or changes are added to your proposed edits "
-    "(the output lists them); deletions are not kept. No network; only the copy is writable. Returns "
-    "the exit code and output. Risky commands need the user's approval; some are blocked."
+    "Run a shell command (tests, a formatter) in a sandboxed copy of the workspace that has your proposed "
+    "edits. Text files it creates or changes join them (the output lists which); deletions are not kept. "
+    "No network. Returns the exit code and output. Risky commands need the user's approval; some are blocked."
 )
 
 

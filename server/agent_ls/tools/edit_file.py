@@ -20,8 +20,8 @@ from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 from agent_ls.workspace.line_endings import replace_in_view
 
 DESCRIPTION = (
-    "Replace exact text in a file. old_string must match exactly, whitespace included, and occur once "
-    "(add surrounding lines to make it unique) unless replace_all is true."
+    "Replace exact text in a file. old_string must match exactly, whitespace included, and be unique "
+    "(add surrounding lines) unless replace_all is true."
 )
 
 

@@ -1,23 +1,32 @@
 """load_tools: the model makes deferred tools callable (their schemas are sent from then on).
 
-Tools most tasks never need (``todo_write``, the memory tools, ``task``) are not sent with every request:
-the first request stays small (DESIGN.md budget: 1,400 estimated tokens). Their names are the enum of this
-tool's ``names`` and its description says what each is for; once loaded, a tool's full schema joins the
+Tools most requests do not need (``write_file``, ``todo_write``, the memory tools, ``task``) are not sent
+with every request: the first request stays small (DESIGN.md budget: 1,400 estimated tokens). This tool's
+description names each with a few words (``Tool.brief``); once loaded, a tool's full schema joins the
 request's tools for the rest of the session (the registry's ``load``). A deferred tool called by name
-before it was loaded still runs, and is loaded by that call. Behaviour follows Claude Code's deferred tools
-and ``ToolSearch`` (names listed, schema on first use).
+before it was loaded still runs, and is loaded by that call. ``names`` is a plain list of strings, not an
+enum: the enum would repeat every name (about 20 tokens in every request); an unknown name is an error
+listing the right ones. Behaviour follows Claude Code's deferred tools and ``ToolSearch`` (names listed,
+schema on first use).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict
 
+from agent_ls.core.errors import ToolError
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
 NAME = "load_tools"
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    names: list[str]  # no minItems in the schema (every request carries it); an empty list is refused
 
 
 def load_tools_tool(
@@ -27,21 +36,21 @@ def load_tools_tool(
     named ones callable and returns those newly loaded."""
     if not deferred:
         raise ValueError("load_tools needs at least one deferred tool")
-    names = tuple(tool.name for tool in deferred)
-    choice: Any = Literal.__getitem__(names)
-    args: type[BaseModel] = create_model(
-        "Args",
-        __config__=ConfigDict(extra="forbid"),
-        names=(list[choice], Field(min_length=1)),
-    )
+    names = [tool.name for tool in deferred]
 
-    async def run(arguments: BaseModel, ctx: ToolContext) -> ToolOutput:
-        asked = [str(name) for name in getattr(arguments, "names")]  # noqa: B009 (a dynamic model)
-        loaded = load(asked)
+    async def run(args: Args, ctx: ToolContext) -> ToolOutput:
+        if not args.names:
+            raise ToolError(f"name the tools to load, from: {', '.join(names)}")
+        unknown = [name for name in args.names if name not in names]
+        if unknown:
+            raise ToolError(
+                f"no tool to load named {', '.join(map(repr, unknown))}; choose from: {', '.join(names)}"
+            )
+        loaded = load(args.names)
         return ToolOutput(f"Loaded {', '.join(loaded)}; call them now." if loaded else "Already loaded.")
 
-    description = "Make more tools callable: " + "; ".join(_summary(tool) for tool in deferred) + "."
-    return Tool(name=NAME, description=description, args=args, run=run, mutates=False, permission="session")
+    description = "Load more tools: " + ", ".join(_summary(tool) for tool in deferred) + "."
+    return Tool(name=NAME, description=description, args=Args, run=run, mutates=False, permission="session")
 
 
 def _summary(tool: Tool[Any]) -> str:

@@ -152,7 +152,6 @@ def memory_tools(notes: MemoryNotes, origin: Callable[[], str]) -> list[Tool[Any
             run=read,
             mutates=False,
             permission="session",
-            brief="read your notes on this workspace, kept across sessions",
         ),
         Tool(
             name="memory_append",
@@ -161,7 +160,6 @@ def memory_tools(notes: MemoryNotes, origin: Callable[[], str]) -> list[Tool[Any
             run=append,
             mutates=False,
             permission="session",
-            brief="add to them",
         ),
         Tool(
             name="memory_rewrite",
@@ -170,6 +168,6 @@ def memory_tools(notes: MemoryNotes, origin: Callable[[], str]) -> list[Tool[Any
             run=rewrite,
             mutates=False,
             permission="session",
-            brief="replace them",
+            brief="your workspace notes, kept across sessions",  # the three, in load_tools
         ),
     ]

@@ -26,10 +26,7 @@ MAX_LINE_CHARS = 2000
 MAX_CHARS = 28_000
 """Output budget in characters, below the registry's 30,000 so a page is never cut in the middle."""
 
-DESCRIPTION = (
-    "Read a text file, including your pending edits. Returns numbered lines (from 1), at most 2000 "
-    "per call; page with offset, limit and column."
-)
+DESCRIPTION = "Read a text file, including your pending edits, as numbered lines; at most 2000 per call."
 
 
 class Args(BaseModel):

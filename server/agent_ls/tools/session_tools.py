@@ -1,9 +1,12 @@
-"""The tools that act on the session's own state, deferred: ``todo_write``, the memory tools, ``task``.
+"""The deferred tools of a session: ``write_file``, ``todo_write``, the memory tools and ``task``.
 
 They are not sent with every request; ``load_tools`` lists them by name and the registry sends a tool's
-schema once it is loaded (``ToolRegistry.set_extra_tools``). Measured on the first request of the
-benchmark task (``benchmarks/bench_slice.py``): sent whole they would add about 600 estimated tokens to
-every request; deferred they cost the ``load_tools`` entry alone (docs/context.md has the numbers).
+schema once it is loaded or called (``ToolRegistry.set_extra_tools``). Measured on the first request of
+the benchmark task (``benchmarks/bench_slice.py``, bytes / 4; docs/context.md has the table): sent whole,
+todo_write, memory and task add about 560 estimated tokens to every request; the ``load_tools`` entry
+that names them costs about 90. ``write_file`` (98) is deferred too: without it the first request stays
+under the 1,400-token budget, and it is needed only to create a file (edit_file changes existing ones),
+so a session that creates none never pays for it; one that does pays one ``load_tools`` turn.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 from agent_ls.core.messages import AssistantMessage, Message, UserMessage
 from agent_ls.core.todos import TodoList
+from agent_ls.tools import write_file
 from agent_ls.tools.base import Tool
 from agent_ls.tools.memory import MemoryNotes, memory_tools
 from agent_ls.tools.todo_write import todo_tool
@@ -21,9 +25,9 @@ from agent_ls.tools.todo_write import todo_tool
 def deferred_tools(
     todos: TodoList, memory: MemoryNotes | None, origin: Callable[[], str], extra: Sequence[Tool[Any]] = ()
 ) -> list[Tool[Any]]:
-    """The session's deferred tools in the order ``load_tools`` lists them: ``todo_write``, the memory
-    tools (when ``memory`` is given), then ``extra`` (``task``)."""
-    tools = [todo_tool(todos)]
+    """The session's deferred tools in the order ``load_tools`` lists them: ``write_file``, ``todo_write``,
+    the memory tools (when ``memory`` is given), then ``extra`` (``task``)."""
+    tools = [write_file.TOOL, todo_tool(todos)]
     if memory is not None:
         tools.extend(memory_tools(memory, origin))
     return [*tools, *extra]

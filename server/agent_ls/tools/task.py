@@ -44,7 +44,7 @@ DESCRIPTION = (
     "Give a self-contained research job (find where X is done, how Y works) to a subagent with its own "
     "context and read-only tools. It sees only your prompt; only its final report comes back."
 )
-BRIEF = "a subagent for research; only its report comes back"
+BRIEF = "a research subagent"
 
 SUBAGENT_PROMPT = """\
 You are a subagent of agent-ls, doing one job for another agent in the workspace {root}; paths are \

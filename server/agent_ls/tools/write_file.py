@@ -41,4 +41,12 @@ async def run(args: Args, ctx: ToolContext) -> ToolOutput:
     return ToolOutput(f"{verb} {rel}. The change is a proposal the user reviews.", proposal_changed=changed)
 
 
-TOOL = Tool(name="write_file", description=DESCRIPTION, args=Args, run=run, mutates=True, permission="edit")
+TOOL = Tool(
+    name="write_file",
+    description=DESCRIPTION,
+    args=Args,
+    run=run,
+    mutates=True,
+    permission="edit",
+    brief="create a file",  # deferred: tools.session_tools
+)

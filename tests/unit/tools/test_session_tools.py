@@ -14,6 +14,7 @@ from pathlib import Path
 from agent_ls.core.events import TodosChanged, VerdictGiven
 from agent_ls.core.messages import AssistantMessage, ToolCall, UserMessage
 from agent_ls.core.todos import TodoItem, TodoList
+from agent_ls.tools import sent_tools
 from agent_ls.tools.memory import MAX_BYTES, READ_HEADER, MemoryNotes
 from agent_ls.tools.registry import SESSION_RULE
 from agent_ls.tools.session_tools import deferred_tools, origin_of
@@ -28,7 +29,7 @@ def _redact(text: str) -> str:
 
 
 def _harness(tmp_path: Path, todos: TodoList | None = None) -> Harness:
-    harness = make_harness()
+    harness = make_harness(tools=sent_tools())
     notes = MemoryNotes(tmp_path / "memory" / "ws-0123456789ab" / "notes.md", _redact)
     harness.registry.set_extra_tools(
         [], deferred_tools(todos or TodoList(), notes, lambda: "session s1 turn 2")
@@ -45,12 +46,10 @@ def test_deferred_tools_are_sent_as_names_until_loaded(tmp_path: Path) -> None:
     assert _names(harness)[-1] == "load_tools"
     assert "todo_write" not in _names(harness)
     loader = harness.registry.specs()[-1]
-    assert loader.parameters["properties"]["names"]["items"]["enum"] == [
-        "todo_write",
-        "memory_read",
-        "memory_append",
-        "memory_rewrite",
-    ]
+    assert loader.description == (
+        "Load more tools: write_file (create a file), todo_write (a task list the user sees), memory_read, "
+        "memory_append, memory_rewrite (your workspace notes, kept across sessions)."
+    )
 
 
 async def test_load_tools_sends_their_schemas_from_then_on(tmp_path: Path) -> None:
@@ -59,14 +58,21 @@ async def test_load_tools_sends_their_schemas_from_then_on(tmp_path: Path) -> No
     assert text == "Loaded todo_write, memory_read; call them now."
     assert _names(harness)[-3:] == ["load_tools", "todo_write", "memory_read"]
     again = await harness.call("load_tools", {"names": ["todo_write"]})  # no longer a choice
-    assert "- names.0: Input should be 'memory_append' or 'memory_rewrite'" in again.content
+    assert again.content == (
+        "Error: no tool to load named 'todo_write'; choose from: write_file, memory_append, memory_rewrite"
+    )
 
 
 async def test_load_tools_names_the_choices_on_a_bad_name(tmp_path: Path) -> None:
     harness = _harness(tmp_path)
     result = await harness.call("load_tools", {"names": ["todo_read"]})
     assert result.is_error
-    assert "'todo_write', 'memory_read', 'memory_append' or 'memory_rewrite'" in result.content
+    assert "choose from: write_file, todo_write, memory_read, memory_append, memory_rewrite" in result.content
+    empty = await harness.call("load_tools", {"names": []})
+    assert empty.content == (
+        "Error: name the tools to load, from: "
+        "write_file, todo_write, memory_read, memory_append, memory_rewrite"
+    )
 
 
 async def test_a_deferred_tool_called_by_name_runs_and_is_loaded(tmp_path: Path) -> None:
@@ -78,9 +84,9 @@ async def test_a_deferred_tool_called_by_name_runs_and_is_loaded(tmp_path: Path)
 
 async def test_loading_them_all_drops_load_tools(tmp_path: Path) -> None:
     harness = _harness(tmp_path)
-    names = ["todo_write", "memory_read", "memory_append", "memory_rewrite"]
+    names = ["write_file", "todo_write", "memory_read", "memory_append", "memory_rewrite"]
     await harness.text("load_tools", {"names": names})
-    assert _names(harness)[-4:] == names
+    assert _names(harness)[-5:] == names
     assert "load_tools" not in _names(harness)
 
 
