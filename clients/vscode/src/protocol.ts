@@ -18,8 +18,9 @@
  * | `agent.instructions`    | `InstructionsParams` | `InstructionsResult`    |
  * | `agent.context`         | `SessionParams`      | `ContextResult`         |
  *
- * Notifications (server to client): `agent/event` (`AgentEventNotification`) and `agent/runEnded`
- * (`RunEndedNotification`).
+ * Notifications (server to client): `agent/event` (`AgentEventNotification`; a subagent's events carry
+ * `subagent`), `agent/runEnded` (`RunEndedNotification`) and `agent/todos` (`TodosNotification`, the
+ * whole todo list each time the model writes it).
  *
  * This module must not import `vscode`: the unit tests load it in plain Node.
  */
@@ -36,6 +37,7 @@ export const CMD_CONTEXT = 'agent.context';
 
 export const AGENT_EVENT = 'agent/event';
 export const AGENT_RUN_ENDED = 'agent/runEnded';
+export const AGENT_TODOS = 'agent/todos';
 
 export type EventKind =
   | 'runStarted'
@@ -274,6 +276,26 @@ export interface AgentEventNotification {
   partial: boolean | null;
   /** On `verdict`: the user's answer when the policy asked, else null (the rule decided alone). */
   approval: 'once' | 'session' | 'always' | 'deny' | null;
+  /** On an event of a subagent's run (the `task` tool): which one; null for the session's own run. */
+  subagent: SubagentMarker | null;
+}
+
+/** Which subagent an `agent/event` comes from: the parent's `task` call and its description. */
+export interface SubagentMarker {
+  callId: string;
+  description: string;
+}
+
+export interface TodoWire {
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed';
+  activeForm: string;
+}
+
+/** `agent/todos`: the session's whole todo list, in order, each time `todo_write` replaces it. */
+export interface TodosNotification {
+  sessionId: string;
+  todos: TodoWire[];
 }
 
 export interface UsageSummary {

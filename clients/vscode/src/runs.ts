@@ -18,13 +18,14 @@ import {
   CMD_CANCEL,
   type RunEndedNotification,
   type RunResult,
+  type TodosNotification,
 } from './protocol';
 import type { ProposalActions } from './proposals';
 import { APPLY, DISCARD, REVIEW, runEndedView, SHOW_ANSWER, SHOW_TRANSCRIPT } from './runOutcome';
 import { taskLabel } from './runArgs';
 import type { AgentServer, ProgressValue } from './server';
 import { modelSetting, SECTION } from './settings';
-import { type StatusState, statusView, streamTail, usageLine } from './status';
+import { type StatusState, statusView, streamTail, todoLine, usageLine } from './status';
 
 export const ANSWER_SCHEME = 'agent-ls-answer';
 const EARLY_LIMIT = 20;
@@ -36,6 +37,8 @@ interface Run {
   ended: boolean;
   message?: string;
   usageText?: string;
+  /** The todo item in progress (`agent/todos`), as the status bar shows it. */
+  todo?: string;
   /** The answer streamed so far in this turn (textDelta), shown live in the progress notification. */
   streamed?: string;
   progress?: vscode.Progress<{ message?: string }>;
@@ -87,6 +90,7 @@ export class RunTracker implements vscode.Disposable {
       server.onProgress(({ token, value }) => this.progressed(token, value)),
       server.onAgentEvent((event) => this.event(event)),
       server.onRunEnded((ended) => this.ended(ended)),
+      server.onTodos((todos) => this.todosChanged(todos)),
       server.onStateChanged((state) => this.update({ server: state })),
       server.onStopped(() => this.serverStopped()),
     );
@@ -207,7 +211,19 @@ export class RunTracker implements vscode.Disposable {
     run.progress?.report({ message });
   }
 
+  private todosChanged(notification: TodosNotification): void {
+    const run = this.runs.get(notification.sessionId);
+    if (!run) {
+      return;
+    }
+    run.todo = todoLine(notification.todos);
+    this.update({ running: runningState(run) });
+  }
+
   private event(event: AgentEventNotification): void {
+    if (event.subagent) {
+      return; // a subagent's own text and usage are not the run's; its steps come as $/progress
+    }
     if (event.kind === 'proposalChanged') {
       this.proposalSession = event.sessionId;
       this.invalidateProposal(event.sessionId);
@@ -232,7 +248,7 @@ export class RunTracker implements vscode.Disposable {
     const usageText = event.usage ? usageLine(event.usage) : event.text;
     if (event.kind === 'usage' && run && usageText) {
       run.usageText = usageText;
-      this.update({ running: { task: run.task, usageText } });
+      this.update({ running: runningState(run) });
     }
   }
 
@@ -258,7 +274,7 @@ export class RunTracker implements vscode.Disposable {
     this.runs.delete(run.sessionId);
     const next = [...this.runs.values()].pop();
     this.update({
-      running: next ? { task: next.task, ...(next.usageText ? { usageText: next.usageText } : {}) } : undefined,
+      running: next ? runningState(next) : undefined,
       last: { status: ended.status, usage: ended.usage },
     });
     void this.notifyEnded(ended);
@@ -330,4 +346,8 @@ export class RunTracker implements vscode.Disposable {
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;
   }
+}
+
+function runningState(run: Run): NonNullable<StatusState['running']> {
+  return { task: run.task, ...(run.usageText ? { usageText: run.usageText } : {}), ...(run.todo ? { todo: run.todo } : {}) };
 }

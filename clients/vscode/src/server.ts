@@ -15,7 +15,7 @@
  *   without Cancel; here every `$/progress` value is forwarded to `onProgress` instead, and
  *   `runs.ts` shows it as a cancellable notification. The create request can arrive before
  *   `agent.run`'s answer, so the token is accepted first and matched to its run later.
- * - `agent/event` and `agent/runEnded`, forwarded as events;
+ * - `agent/event`, `agent/runEnded` and `agent/todos`, forwarded as events;
  * - `agent.run` / `agent.runSkill` run by VS Code itself (code actions): through `routeCommands`.
  */
 
@@ -45,7 +45,14 @@ import {
 import { choosePython, crashMessage, SERVER_ARGS, serverLaunch, startFailureMessage } from './launch';
 import { type CommandRoute, unsupportedCommand } from './commandRouting';
 import { answerFor, DENY_WITH_FEEDBACK, modalText, withFeedbackAction } from './messageRequest';
-import { AGENT_EVENT, AGENT_RUN_ENDED, type AgentEventNotification, type RunEndedNotification } from './protocol';
+import {
+  AGENT_EVENT,
+  AGENT_RUN_ENDED,
+  AGENT_TODOS,
+  type AgentEventNotification,
+  type RunEndedNotification,
+  type TodosNotification,
+} from './protocol';
 import { selectedInterpreter } from './python';
 import { ServerProcess } from './serverProcess';
 import { clearsValue, modelSetting, SECTION, type ServerSettings, serverSettings } from './settings';
@@ -120,12 +127,14 @@ export class AgentServer implements vscode.Disposable {
 
   private readonly agentEvent = new vscode.EventEmitter<AgentEventNotification>();
   private readonly runEnded = new vscode.EventEmitter<RunEndedNotification>();
+  private readonly todos = new vscode.EventEmitter<TodosNotification>();
   private readonly progress = new vscode.EventEmitter<{ token: string; value: ProgressValue }>();
   private readonly stateChanged = new vscode.EventEmitter<ServerState>();
   private readonly stopped = new vscode.EventEmitter<void>();
 
   readonly onAgentEvent = this.agentEvent.event;
   readonly onRunEnded = this.runEnded.event;
+  readonly onTodos = this.todos.event;
   readonly onProgress = this.progress.event;
   readonly onStateChanged = this.stateChanged.event;
   /** The server went away (restart, crash, shutdown): its runs and proposals are gone. */
@@ -225,7 +234,7 @@ export class AgentServer implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
-    for (const emitter of [this.agentEvent, this.runEnded, this.progress, this.stateChanged, this.stopped]) {
+    for (const emitter of [this.agentEvent, this.runEnded, this.todos, this.progress, this.stateChanged, this.stopped]) {
       emitter.dispose();
     }
   }
@@ -286,6 +295,7 @@ export class AgentServer implements vscode.Disposable {
     client.onRequest(ShowMessageRequest.type, askModal);
     client.onNotification(new NotificationType<AgentEventNotification>(AGENT_EVENT), (n) => this.agentEvent.fire(n));
     client.onNotification(new NotificationType<RunEndedNotification>(AGENT_RUN_ENDED), (n) => this.runEnded.fire(n));
+    client.onNotification(new NotificationType<TodosNotification>(AGENT_TODOS), (n) => this.todos.fire(n));
     this.client = client;
     this.process = serverProcess;
     try {

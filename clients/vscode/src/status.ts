@@ -5,7 +5,7 @@
  * Pure: no `vscode` import. `$(name)` are VS Code codicons.
  */
 
-import type { RunStatus, UsageSummary } from './protocol';
+import type { RunStatus, TodoWire, UsageSummary } from './protocol';
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
 
@@ -13,8 +13,11 @@ export interface StatusState {
   /** `agentLs.model`; empty when the server takes it from its environment. */
   model: string | undefined;
   server: ServerState;
-  /** The run in progress; `usageText` is the server's latest `agent/event` usage text. */
-  running?: { task: string; usageText?: string };
+  /**
+   * The run in progress; `usageText` is the server's latest `agent/event` usage text, `todo` the todo
+   * item in progress (`todoLine` of the last `agent/todos`).
+   */
+  running?: { task: string; usageText?: string; todo?: string };
   /** Why shell commands run without a sandbox (the server's last `runStarted`); undefined when sandboxed or not yet known. */
   unsandboxed?: string;
   last?: { status: RunStatus; usage: UsageSummary };
@@ -74,9 +77,10 @@ export function statusView(state: StatusState): StatusView {
 function plainStatusView(state: StatusState, label: string, modelLine: string): StatusView {
   if (state.running) {
     const usage = state.running.usageText ?? (state.server === 'starting' ? 'starting the server' : 'working');
+    const todo = state.running.todo;
     return {
-      text: `$(loading~spin) ${label} · ${usage}`,
-      tooltip: `${modelLine}\nRunning: ${state.running.task}\nClick to show the transcript.`,
+      text: `$(loading~spin) ${label} · ${todo ? `${todo.length <= 48 ? todo : `${todo.slice(0, 47)}…`} · ` : ''}${usage}`,
+      tooltip: `${modelLine}\nRunning: ${state.running.task}${todo ? `\nNow: ${todo}` : ''}\nClick to show the transcript.`,
     };
   }
   if (state.last) {
@@ -93,4 +97,14 @@ function plainStatusView(state: StatusState, label: string, modelLine: string): 
 export function streamTail(text: string, max = 120): string {
   const line = text.replace(/\s+/g, ' ');
   return line.length <= max ? line : `…${line.slice(line.length - max + 1)}`;
+}
+
+/** The todo item in progress and the count done (`Fixing mean() (1/3 done)`); the count alone when none is in progress; undefined for an empty list. */
+export function todoLine(todos: TodoWire[]): string | undefined {
+  if (todos.length === 0) {
+    return undefined;
+  }
+  const done = todos.filter((todo) => todo.status === 'completed').length;
+  const now = todos.find((todo) => todo.status === 'in_progress');
+  return now ? `${now.activeForm} (${done}/${todos.length} done)` : `${done}/${todos.length} todos done`;
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import type { UsageSummary } from '../../src/protocol';
-import { formatCost, formatTokens, statusView, streamTail } from '../../src/status';
+import { formatCost, formatTokens, statusView, streamTail, todoLine } from '../../src/status';
 
 const usage = (over: Partial<UsageSummary> = {}): UsageSummary => ({
   inputTokens: 12000,
@@ -69,4 +69,19 @@ test('commands without a sandbox: a warning icon, "unsandboxed" and the reason i
   const running = statusView({ model: 'm/x', server: 'running', unsandboxed: reason, running: { task: 'Fix' } });
   assert.equal(running.text, '$(loading~spin) m/x · working · unsandboxed');
   assert.equal(statusView({ model: 'm/x', server: 'running', unsandboxed: undefined }).text, '$(hubot) m/x');
+});
+
+test('the status bar names the todo item in progress', () => {
+  const todos = [
+    { content: 'Read stats.py', status: 'completed' as const, activeForm: 'Reading stats.py' },
+    { content: 'Fix mean()', status: 'in_progress' as const, activeForm: 'Fixing mean()' },
+    { content: 'Run the tests', status: 'pending' as const, activeForm: 'Running the tests' },
+  ];
+  const todo = todoLine(todos);
+  assert.equal(todo, 'Fixing mean() (1/3 done)');
+  const view = statusView({ model: 'openai/gpt', server: 'running', running: { task: 'Fix it', usageText: '1.2k tokens', todo } });
+  assert.equal(view.text, '$(loading~spin) openai/gpt · Fixing mean() (1/3 done) · 1.2k tokens');
+  assert.ok(view.tooltip.includes('\nNow: Fixing mean() (1/3 done)\n'));
+  assert.equal(todoLine([{ ...todos[0]! }]), '1/1 todos done');
+  assert.equal(todoLine([]), undefined);
 });
