@@ -85,6 +85,11 @@ async def test_long_session_runs_through_compactions(
         assert SKILL_HEADING in text  # the activated skill's body
         assert TODO["content"] in text  # the todo list (in the reminder that ends each request)
         assert "SUMMARY" in text
+    # The editor is told of each compaction (agent/event kind "compacted").
+    events = client.agent["events"]  # type: ignore[attr-defined]
+    compacted = [str(field(e, "text")) for e in events if field(e, "kind") == "compacted"]
+    assert sum("summarized" in line for line in compacted) == script.summaries
+    assert any("(auto, pruned" in line for line in compacted)
     # Pruned results say how to get them back.
     assert any("pruned to save context; read the file again" in _texts(r) for r in agent_requests)
 

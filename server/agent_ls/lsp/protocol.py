@@ -56,6 +56,7 @@ EventKind = Literal[
     "toolResult",
     "usage",
     "proposalChanged",
+    "compacted",
 ]
 
 

@@ -213,7 +213,9 @@ class LspEventRenderer:
                 nested = self._notification(inner)
                 marker = p.SubagentMarker(call_id=call_id, description=description)
                 return nested.model_copy(update={"subagent": marker}) if nested is not None else None
-            case InstructionsLoaded() | RemoteContentDefanged() | ContextCompacted() | RunEnded():
+            case ContextCompacted():
+                return p.AgentEventNotification(session_id=sid, kind="compacted", text=line_for(event))
+            case InstructionsLoaded() | RemoteContentDefanged() | RunEnded():
                 return None  # the transcript line (window/logMessage) and the warning say it
             case _:
                 assert_never(event)
