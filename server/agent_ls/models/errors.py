@@ -92,7 +92,8 @@ UNTRANSLATED: tuple[type[Exception], ...] = (httpx.CookieConflict, httpx.StreamE
 
 
 # What servers say when the prompt is over the context window (OpenAI ``context_length_exceeded``,
-# Anthropic "prompt is too long", vLLM/llama.cpp "maximum context length", Ollama "context window").
+# Anthropic "prompt is too long", vLLM/llama.cpp "maximum context length", Ollama "context window";
+# llama.cpp's server: "the request exceeds the available context size, try increasing it", its type apart).
 CONTEXT_OVERFLOW_MARKERS = (
     "context_length_exceeded",
     "context length",
@@ -101,6 +102,7 @@ CONTEXT_OVERFLOW_MARKERS = (
     "too many tokens",
     "exceeds the context",
     "exceed_context_size",
+    "available context size",
 )
 
 

@@ -312,6 +312,7 @@ def test_every_status_class_has_an_error_class() -> None:
         "prompt is too long: 210000 tokens > 200000 maximum",
         "context_length_exceeded",
         "the request exceeds the available context size (exceed_context_size_error)",
+        "the request exceeds the available context size, try increasing it",  # llama.cpp's error.message
     ],
 )
 @pytest.mark.parametrize("status", [400, 413])
