@@ -131,7 +131,8 @@ async def test_overflow_error_compacts_and_retries_once(
     kinds = ["summary" if is_summary_request(r) else "agent" for r in requests]
     # turn 6 is refused, the history is summarized, and turn 6 is sent again (no window configured).
     assert kinds == ["agent"] * 6 + ["summary"] + ["agent"] * 2
-    refused, retried = requests[5], requests[7]
+    refused, summary, retried = requests[5], requests[6], requests[7]
+    assert body_tokens(summary) < body_tokens(refused) * 3 // 4 + 1  # the summary request fits too
     assert TASK in _texts(retried) and "SUMMARY 1" in _texts(retried)
     assert body_tokens(retried) < body_tokens(refused)
 

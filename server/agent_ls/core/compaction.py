@@ -215,7 +215,10 @@ class Compactor:
         if not force and after <= self.limit:
             return CompactionResult("pruned", before, after, pruned)
         tail = _tail(history)
-        summary = await self._summarize(history[: len(history) - len(tail)], tools, model, focus, emit)
+        # The summary request stays under the threshold and under 3/4 of the request it replaces (which
+        # may have been refused as too long by a server whose window is not configured).
+        room = min(self.limit, before * 3 // 4)
+        summary = await self._summarize(history[: len(history) - len(tail)], room, model, focus, emit)
         history[:] = [self.system_message(), UserMessage(self._handoff(summary)), *tail]
         after = self.estimate(history, tools)
         if after > self.limit or after >= before:  # a retry after an overflow must be smaller
@@ -233,7 +236,7 @@ class Compactor:
     async def _summarize(
         self,
         history: Sequence[Message],
-        tools: Sequence[ToolSpec],
+        room: int,
         model: ModelClient,
         focus: str,
         emit: EventSink | None,
@@ -242,7 +245,7 @@ class Compactor:
         proposal = ", ".join(self.proposal()) or "none"
         wanted = f"Keep in particular: {focus.strip()}\n" if focus.strip() else ""
         prompt = SUMMARY_TEMPLATE.format(focus=wanted, proposal=proposal, conversation="{conversation}")
-        budget_tokens = self.limit - self.estimate([SystemMessage(SUMMARY_SYSTEM), UserMessage(prompt)], [])
+        budget_tokens = room - self.estimate([SystemMessage(SUMMARY_SYSTEM), UserMessage(prompt)], [])
         conversation = serialize(history, max(400, budget_tokens) * 4)
         messages: list[Message] = [
             SystemMessage(SUMMARY_SYSTEM),
