@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import functools
 import os
 import signal
 from collections.abc import Mapping, Sequence
@@ -81,7 +82,10 @@ async def execute(
         ToolError: the process cannot be started.
     """
     if sandbox is not None:
-        argv = sandbox.wrap(
+        # In a worker thread: building the mounts resolves and stats a hundred paths (tens of ms on a
+        # busy machine), which the editor's requests must not wait for.
+        wrap = functools.partial(
+            sandbox.wrap,
             argv,
             shadow=cwd,
             workspace_root=workspace_root,
@@ -91,6 +95,7 @@ async def execute(
             masked_inside=masked_inside,
             view_at=workspace_root if layers is not None else None,
         )
+        argv = await asyncio.to_thread(wrap)
         if layers is not None:
             argv = layers[0].wrap(argv, layers[1])
     # In the sandbox: --die-with-parent.

@@ -40,6 +40,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,6 +142,8 @@ _GIT_CREDENTIALS = re.compile(
     re.IGNORECASE | re.MULTILINE | re.VERBOSE,
 )
 _GIT_CONFIG_BYTES = 1024 * 1024
+REEXPOSED_TTL_S = 10.0  # seconds the re-exposed directories are reused (``Sandbox._reexposed_now``)
+_REEXPOSED: dict[tuple[object, ...], tuple[float, tuple[Path, ...]]] = {}
 
 
 @dataclass(frozen=True)
@@ -239,7 +242,7 @@ class Sandbox:
             # tool configs with keys, and sockets under ~/.local/share are out of reach.
             args += ["--tmpfs", str(home)]
         hidden = (*PRIVATE_DIRS, *others, *neighbours, workspace, *homes)
-        reexposed = self._reexposed(hidden, workspace, homes, environ.get("PATH", ""))
+        reexposed = self._reexposed_now(hidden, workspace, homes, environ.get("PATH", ""))
         for directory in reexposed:
             # After the hidden trees: our interpreter, the PATH programs and the home's toolchains run.
             args += ["--ro-bind", str(directory), str(directory)]
@@ -290,6 +293,22 @@ class Sandbox:
             *argv,
         ]  # fmt: skip
         return args
+
+    def _reexposed_now(
+        self, hidden: Sequence[Path], workspace: Path, homes: Sequence[Path], search_path: str
+    ) -> list[Path]:
+        """``_reexposed``, remembered ``REEXPOSED_TTL_S`` per arguments: it stats a hundred paths, the same
+        for every command; a directory created or removed meanwhile is seen within that time."""
+        key = (self, tuple(hidden), workspace, tuple(homes), search_path)
+        now = time.monotonic()
+        cached = _REEXPOSED.get(key)
+        if cached is not None and now - cached[0] < REEXPOSED_TTL_S:
+            return list(cached[1])
+        found = self._reexposed(hidden, workspace, homes, search_path)
+        if len(_REEXPOSED) > 64:
+            _REEXPOSED.clear()
+        _REEXPOSED[key] = (now, tuple(found))
+        return found
 
     def _reexposed(
         self, hidden: Sequence[Path], workspace: Path, homes: Sequence[Path], search_path: str
