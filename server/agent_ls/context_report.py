@@ -71,12 +71,17 @@ class ContextReport:
             else ``DEFAULT_CONTEXT_WINDOW``); ``window_known`` says which.
         request_bytes: the size of the whole JSON body.
         parts: in the order of the request, each name once, empty parts left out.
+        memory_path: the workspace's memory notes file (``tools.memory``), "" for none; not part of the
+            request: the model reads it with ``memory_read``.
+        memory_bytes: its size in bytes (0 when it does not exist yet).
     """
 
     context_window: int
     window_known: bool
     request_bytes: int
     parts: tuple[ContextPart, ...]
+    memory_path: str = ""
+    memory_bytes: int = 0
 
     @property
     def used(self) -> int:
@@ -101,6 +106,11 @@ class ContextReport:
         for part in self.parts:
             share = part.size_bytes / self.request_bytes * 100 if self.request_bytes else 0.0
             lines.append(f"  {part.name.ljust(width)}  ~{part.tokens:>7,} tokens  {share:5.1f}%")
+        if self.memory_path:
+            lines.append(
+                f"Memory notes (not in the request until memory_read): {self.memory_path}, "
+                f"{self.memory_bytes:,} bytes"
+            )
         return "\n".join(lines)
 
 

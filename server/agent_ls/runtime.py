@@ -16,7 +16,7 @@ import logging
 import sys
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent_ls.config import LoadedConfig
@@ -329,7 +329,7 @@ class Session:
             messages.append(UserMessage(note))
             known.append(KnownText(REMINDER, note))
         window = context_window_of(model)
-        return measure(
+        report = measure(
             encoder_of(model),
             messages,
             list(self.registry.specs()),
@@ -337,6 +337,9 @@ class Session:
             context_window=window or DEFAULT_CONTEXT_WINDOW,
             window_known=window is not None,
         )
+        if self.memory is None:
+            return report
+        return replace(report, memory_path=str(self.memory.path), memory_bytes=self.memory.size())
 
     def _reminder(self, turn: int, used: Usage) -> str:
         """The status note at the end of the request of ``turn`` (``core.reminder``; "" for none)."""

@@ -128,6 +128,14 @@ export interface ContextResult {
   used: number;
   free: number;
   parts: ContextPartWire[];
+  /** The memory notes of the workspace (the memory tools); null when the session has none. */
+  memory: MemoryFileWire | null;
+}
+
+/** The workspace's memory notes file: not in the request until the model calls `memory_read`. */
+export interface MemoryFileWire {
+  path: string;
+  bytes: number;
 }
 
 export interface CancelResult {

@@ -20,6 +20,7 @@ import type {
   InstructionsResult,
   ListSkillsParams,
   ListSkillsResult,
+  MemoryFileWire,
   ProposalFile,
   ProposalResult,
   ProposalSummary,
@@ -85,7 +86,9 @@ export const WIRE_FIELDS = {
     used: 'required',
     free: 'required',
     parts: 'required',
+    memory: 'required',
   } satisfies Fields<ContextResult>,
+  MemoryFileWire: { path: 'required', bytes: 'required' } satisfies Fields<MemoryFileWire>,
   CancelResult: { cancelled: 'required' } satisfies Fields<CancelResult>,
   ProposalFile: {
     uri: 'required',

@@ -186,6 +186,13 @@ class ContextPartWire(_Wire):
     tokens: int
 
 
+class MemoryFileWire(_Wire):
+    """The workspace's memory notes file: not in the request until the model calls ``memory_read``."""
+
+    path: str
+    bytes: int
+
+
 class ContextResult(_Wire):
     """``agent.context``: the next request of the session, measured (``context_report.ContextReport``);
     tokens are estimated as bytes / 4 of the exact body."""
@@ -194,6 +201,8 @@ class ContextResult(_Wire):
     used: int
     free: int
     parts: list[ContextPartWire]
+    memory: MemoryFileWire | None = None
+    """The memory notes of the workspace (the memory tools); null when the session has none."""
 
 
 class CancelResult(_Wire):

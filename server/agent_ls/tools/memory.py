@@ -67,7 +67,7 @@ class MemoryNotes:
         """Add one entry headed by ``origin`` (``session 3f2a9c0d1e4b turn 3``); returns the file's size in
         bytes after it. Raises ``ToolError`` past ``MAX_BYTES``, ``OSError`` when it cannot write."""
         entry = f"{_heading(origin)}\n{self.redact(text.strip())}\n\n".encode()
-        size = self._size()
+        size = self.size()
         if size + len(entry) > MAX_BYTES:
             raise ToolError(
                 f"the notes hold {size:,} bytes and this entry {len(entry):,}, over the {MAX_BYTES:,}-byte "
@@ -99,7 +99,8 @@ class MemoryNotes:
         os.replace(temporary, self.path)  # a reader sees the old notes or the new, never half
         return len(data)
 
-    def _size(self) -> int:
+    def size(self) -> int:
+        """The file's size in bytes; 0 when there is none yet."""
         try:
             return self.path.stat().st_size
         except FileNotFoundError:

@@ -42,4 +42,7 @@ async def context(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
         used=report.used,
         free=report.free,
         parts=[p.ContextPartWire(name=part.name, tokens=part.tokens) for part in report.parts],
+        memory=p.MemoryFileWire(path=report.memory_path, bytes=report.memory_bytes)
+        if report.memory_path
+        else None,
     ).wire()
