@@ -195,23 +195,29 @@ class Compactor:
         force: bool = False,
         focus: str = "",
         emit: EventSink | None = None,
+        trailing: Sequence[Message] = (),
     ) -> CompactionResult:
         """Compact ``history`` in place (pairs of tool calls and results stay whole).
 
         ``force`` skips the pruning-only outcome and always summarizes (an overflow error, ``/compact``);
-        ``focus`` is what the user asked the summary to keep in particular.
+        ``focus`` is what the user asked the summary to keep in particular; ``trailing`` are messages the
+        request will carry after ``history`` without storing them (the reminder): they count in the measure.
 
         Raises:
             ModelError: the summarizer failed; ``history`` is then left pruned (still valid).
         """
-        before = self.measure(history, tools)
+        before = self.measure([*history, *trailing], tools)
         self._collect_user_texts(history)
+
+        def size() -> int:
+            return self.estimate([*history, *trailing], tools)
+
         pruned = prune(history, keep_recent=self.keep_recent, estimate=self.estimate)
         self._reported = None
-        after = self.estimate(history, tools)
+        after = size()
         if not force and after > self.limit:  # every older result before a model call
             pruned += prune(history, keep_recent=0, estimate=self.estimate)
-            after = self.estimate(history, tools)
+            after = size()
         if not force and after <= self.limit:
             return CompactionResult("pruned", before, after, pruned)
         tail = _tail(history)
@@ -220,10 +226,10 @@ class Compactor:
         room = min(self.limit, before * 3 // 4)
         summary = await self._summarize(history[: len(history) - len(tail)], room, model, focus, emit)
         history[:] = [self.system_message(), UserMessage(self._handoff(summary)), *tail]
-        after = self.estimate(history, tools)
+        after = size()
         if after > self.limit or after >= before:  # a retry after an overflow must be smaller
             pruned += prune(history, keep_recent=0, estimate=self.estimate, protect_last=False)
-            after = self.estimate(history, tools)
+            after = size()
         self.state.count += 1
         return CompactionResult("summarized", before, after, pruned)
 

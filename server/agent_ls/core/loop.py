@@ -200,13 +200,13 @@ async def _turns(
         specs = list(tools.specs())
         note = reminder(turn, run.total) if reminder is not None else ""
         if compactor is not None and compactor.needed(_with_note(history, note), specs):
-            await _compact(compactor, history, specs, model, emit, "auto")
+            await _compact(compactor, history, specs, model, emit, "auto", note)
         try:
             response = await _complete(model, _with_note(history, note), specs, emit, limits)
         except ModelContextOverflowError:
             if compactor is None:
                 raise
-            await _compact(compactor, history, specs, model, emit, "overflow")
+            await _compact(compactor, history, specs, model, emit, "overflow", note)
             response = await _complete(model, _with_note(history, note), specs, emit, limits)
         message = response.message
         history.append(message)
@@ -280,8 +280,10 @@ async def _compact(
     model: ModelClient,
     emit: EventSink,
     reason: Literal["auto", "overflow"],
+    note: str,
 ) -> None:
-    done = await compactor.compact(history, specs, model, force=reason == "overflow")
+    trailing = [UserMessage(note)] if note else []
+    done = await compactor.compact(history, specs, model, force=reason == "overflow", trailing=trailing)
     emit(ContextCompacted(reason, done.how, done.tokens_before, done.tokens_after, done.pruned))
 
 
