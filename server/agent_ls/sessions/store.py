@@ -24,7 +24,9 @@ import datetime as dt
 import hashlib
 import json
 import os
+import queue
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +81,13 @@ def check_id(session_id: str) -> str:
 
 
 class SessionLog:
-    """The open file of one session: ``append(kind, payload)`` writes one redacted line at once.
+    """The open file of one session: ``append(kind, payload)`` writes one redacted line.
+
+    The redaction, the JSON encoding and the write happen in a writer thread of the log's own, in the
+    order of the calls, so the event loop never waits for them (a 10k-line file's proposal event is a
+    megabyte of text to redact and encode: tens of milliseconds during which the editor's requests
+    would wait). ``flush`` waits until every line appended so far is written; ``sync`` and ``close``
+    flush first. A kill loses at most the lines still queued (milliseconds' worth), never part of one.
 
     Contract: ``append`` never raises for a full disk or a vanished folder; it logs nothing with the
     payload (it may hold file texts) and keeps the run going: the store is a record, not the run.
@@ -91,6 +99,9 @@ class SessionLog:
         self._redactor = redactor
         self._fd: int | None = None
         self.broken: str | None = None
+        self._queue: queue.Queue[tuple[str, str, Mapping[str, Any]] | None] = queue.Queue()
+        self._writer: threading.Thread | None = None
+        self._start_lock = threading.Lock()
 
     def _open(self) -> int:
         if self._fd is None:
@@ -103,15 +114,42 @@ class SessionLog:
         return self._fd
 
     def append(self, kind: str, payload: Mapping[str, Any] | None = None) -> bool:
-        """Write ``{"kind": kind, "at": now, **payload}`` (every string redacted) as one line.
+        """Queue ``{"kind": kind, "at": now, **payload}`` (every string redacted) as one line.
 
-        ``payload`` must be JSON-serializable and must not hold ``kind`` or ``at``. Returns False when the
-        line could not be written (``broken`` says why)."""
-        record = {"kind": kind, "at": now_iso(), **self._redactor.value(dict(payload or {}))}
-        return self.write_line(record)
+        ``payload`` must be JSON-serializable, must not hold ``kind`` or ``at``, and must not be changed
+        afterwards (it is encoded later, in the writer thread). Returns False when an earlier line could
+        not be written (``broken`` says why)."""
+        if self.broken is not None:
+            return False
+        with self._start_lock:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_queued, name="agent-ls-session-log")
+                self._writer.daemon = True
+                self._writer.start()
+        self._queue.put((kind, now_iso(), dict(payload or {})))
+        return True
+
+    def _write_queued(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                kind, at, payload = item
+                try:
+                    self.write_line({"kind": kind, "at": at, **self._redactor.value(payload)})
+                except Exception as exc:  # never kill the writer: the next lines still go out
+                    self.broken = f"{self.path}: {type(exc).__name__}"
+            finally:
+                self._queue.task_done()
+
+    def flush(self) -> None:
+        """Wait until every line appended so far is written."""
+        if self._writer is not None:
+            self._queue.join()
 
     def write_line(self, record: Mapping[str, Any]) -> bool:
-        """Write ``record`` as it is (no redaction: the header) as one line."""
+        """Write ``record`` as it is (no redaction: the header) as one line, now."""
         data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
             "utf-8", "surrogatepass"
         )
@@ -127,7 +165,8 @@ class SessionLog:
         return True
 
     def sync(self) -> None:
-        """``fsync`` what was written (at the end of a run)."""
+        """Write what is queued, then ``fsync`` it (at the end of a run)."""
+        self.flush()
         if self._fd is not None:
             try:
                 os.fsync(self._fd)
@@ -135,8 +174,12 @@ class SessionLog:
                 self.broken = f"{self.path}: {exc.strerror or exc}"
 
     def close(self) -> None:
+        self.sync()
+        if self._writer is not None:
+            self._queue.put(None)
+            self._writer.join()
+            self._writer = None
         if self._fd is not None:
-            self.sync()
             os.close(self._fd)
             self._fd = None
 
