@@ -14,6 +14,7 @@ from pytest_lsp import LanguageClient
 from tests.e2e.conftest import command, field, model_settings, run_ended, start
 from tests.support.long_session import (
     AGENTS_MD,
+    NESTED_RULE,
     TASK,
     TODO,
     LongSession,
@@ -83,6 +84,7 @@ async def test_long_session_runs_through_compactions(
         text = _texts(body)
         assert TASK in text  # the user's first message, verbatim
         assert SKILL_HEADING in text  # the activated skill's body
+        assert NESTED_RULE in text  # the nested AGENTS.md attached before the compaction
         assert TODO["content"] in text  # the todo list (in the reminder that ends each request)
         assert "SUMMARY" in text
     # The editor is told of each compaction (agent/event kind "compacted").

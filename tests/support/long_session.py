@@ -14,6 +14,7 @@ from agent_ls.core.compaction import SUMMARY_SYSTEM
 CONSTRAINT = "the free-shipping threshold is computed after the discount"
 TASK = f"Add shipping costs to the cart. Constraint: {CONSTRAINT}."
 AGENTS_MD = "Project rule: prices are integers in cents.\n"
+NESTED_RULE = "Nested rule: the sub folder uses tabs."
 FILES = 5
 TODO = {"content": "Compute shipping after the discount", "status": "in_progress", "activeForm": "Computing"}
 
@@ -21,6 +22,9 @@ TODO = {"content": "Compute shipping after the discount", "status": "in_progress
 def write_files(root: Path, lines: int = 20) -> None:
     """``AGENTS.md`` and ``data_0.txt`` … ``data_4.txt`` (``lines`` lines of ~45 bytes each) in ``root``."""
     (root / "AGENTS.md").write_text(AGENTS_MD, encoding="utf-8")
+    (root / "sub").mkdir(exist_ok=True)
+    (root / "sub" / "AGENTS.md").write_text(NESTED_RULE + "\n", encoding="utf-8")
+    (root / "sub" / "notes.txt").write_text("notes\n", encoding="utf-8")
     for number in range(FILES):
         text = "".join(f"row {number}-{line:03d}: {'abcdefghij' * 3}\n" for line in range(lines))
         (root / f"data_{number}.txt").write_text(text, encoding="utf-8")
@@ -37,8 +41,8 @@ def body_tokens(body: Any) -> int:
 
 
 class LongSession:
-    """Answers: turn 1 activates the ``explain`` skill, turn 2 writes the todo list (``TODO``), turns 3 …
-    ``turns - 1`` read ``data_<n>.txt``,
+    """Answers: turn 1 activates the ``explain`` skill, turn 2 writes the todo list (``TODO``), turn 3 reads
+    ``sub/notes.txt`` (attaching ``sub/AGENTS.md``), turns 4 … ``turns - 1`` read ``data_<n>.txt``,
     turn ``turns`` answers "Done."; a summary request gets ``## Goal … SUMMARY <n>``.
 
     ``overflow_at``: the request numbers (1-based, summary requests not counted) answered once with
@@ -76,6 +80,10 @@ class LongSession:
             return {"tool_calls": [{"id": "call_skill", "name": "skill", "arguments": {"name": "explain"}}]}
         if turn == 2:
             return {"tool_calls": [{"id": "call_todo", "name": "todo_write", "arguments": {"todos": [TODO]}}]}
+        if turn == 3:  # attaches sub/AGENTS.md (a nested instruction file) to the result
+            return {
+                "tool_calls": [{"id": "call_3", "name": "read_file", "arguments": {"path": "sub/notes.txt"}}]
+            }
         if turn < self.turns:
             path = f"data_{turn % FILES}.txt"
             return {"tool_calls": [{"id": f"call_{turn}", "name": "read_file", "arguments": {"path": path}}]}
