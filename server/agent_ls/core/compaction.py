@@ -23,7 +23,8 @@ and Codex's summary):
    error strings, the pending proposal). The history becomes: the system message rebuilt by the session
    (byte-identical when nothing changed), one user message (``handoff``: the summary, every user message
    verbatim within ``user_budget`` tokens, the first always, then the nested AGENTS.md blocks and activated
-   skills, then the todo list), then the last exchange when the run is in the middle of one;
+   skills), then the last exchange when the run is in the middle of one (the todo list and the pending
+   proposal come back with the reminder that ends every request, ``core.reminder``);
 3. if the request is still over (or not smaller than before), the results of that last exchange are pruned
    too.
 
@@ -128,7 +129,6 @@ class Compactor:
         estimate: estimated tokens of a request body (the ``agent.context`` estimator).
         system_message: rebuilds the stable prefix (``Session.system_message``).
         pinned: the instruction blocks to put back after a summary (``Session.pinned_instructions``).
-        todo: the todo list as text, or "" (put back after a summary).
         proposal: the pending proposal's paths.
         state: the session's ``CompactionState``.
         threshold: the fraction of the usable window that triggers a compaction.
@@ -143,7 +143,6 @@ class Compactor:
     estimate: Estimator
     system_message: Callable[[], SystemMessage]
     pinned: Callable[[], list[str]] = list
-    todo: Callable[[], str] = str
     proposal: Callable[[], list[str]] = list
     state: CompactionState = field(default_factory=CompactionState)
     threshold: float = DEFAULT_THRESHOLD
@@ -286,9 +285,6 @@ class Compactor:
             *users,
         ]
         parts += [block for block in self.pinned() if not any(block in text for text in users)]
-        todo = self.todo()
-        if todo:
-            parts.append(todo)
         parts.append("</compacted_history>")
         return "\n\n".join(parts)
 
