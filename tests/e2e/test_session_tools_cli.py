@@ -57,3 +57,18 @@ def test_memory_is_kept_across_processes(tmp_path: Path) -> None:
         _run(root, server, "How is it built?")
         (read,) = [m["content"] for m in server.requests[3]["messages"] if m["role"] == "tool"]
     assert "The build uses make." in read and 'trust="data"' in read
+
+
+def test_a_continued_session_has_its_todo_list_and_loaded_tools(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    steps = [_call("c1", "todo_write", {"todos": TODOS}), {"content": "Planned."}, {"content": "Going on."}]
+    with FakeModelServer(steps) as server:
+        _run(root, server, "Plan the summary")
+        env = agent_cli.user_environment(AGENT_LS_BASE_URL=server.base_url)
+        args = ["run", "--continue", "Go on", "--model", "openai/test", "--workspace", str(root)]
+        done = agent_cli.run(args, cwd=root, env=env)
+        assert done.returncode == 0, done.stderr
+        follow_up = server.requests[2]
+    assert "[x] Read a.txt\n[>] Summarize it" in follow_up["messages"][-1]["content"]  # the reminder
+    assert "todo_write" in [tool["function"]["name"] for tool in follow_up["tools"]]

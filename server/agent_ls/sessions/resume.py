@@ -33,10 +33,11 @@ from agent_ls.core.events import (
     ProposalChanged,
     RunEnded,
     RunStarted,
+    TodosChanged,
     UsageReported,
     VerdictGiven,
 )
-from agent_ls.core.messages import SystemMessage
+from agent_ls.core.messages import AssistantMessage, SystemMessage
 from agent_ls.runtime import Session
 from agent_ls.sessions.records import change_json, message_json, usage_json
 from agent_ls.sessions.saved import SavedSession
@@ -96,6 +97,11 @@ class SessionRecorder:
             self.log.append("usage", {"usage": usage_json(event.usage)})
         elif isinstance(event, ProposalChanged):
             self.proposal_changed(event.paths)
+        elif isinstance(event, TodosChanged):
+            todos = [
+                {"content": i.content, "status": i.status, "activeForm": i.active_form} for i in event.items
+            ]
+            self.log.append("todos", {"todos": todos})
         self._new_approvals_and_skills()
         if isinstance(event, RunEnded):
             self.log.append(
@@ -189,6 +195,10 @@ def restore(session: Session, saved: SavedSession) -> Restored:
             found.stale.append(path)
         session.overlay.restore(change)
     session.compaction.user_texts[:] = saved.user_texts
+    session.todos.replace(tuple(saved.todos))
+    # The deferred tools the session had loaded (write_file, todo_write, ...): the ones its history calls.
+    called = [call.name for m in session.history if isinstance(m, AssistantMessage) for call in m.tool_calls]
+    session.registry.load(called)
     session.policy.restore_session_approvals(saved.approvals)
     for name, args in saved.skills.items():
         try:

@@ -14,6 +14,7 @@ from typing import Any
 
 from agent_ls.core.messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
 from agent_ls.core.proposal import FileChange
+from agent_ls.core.todos import TodoItem, TodoStatus
 from agent_ls.sessions.records import change_from, message_from, usage_from
 from agent_ls.sessions.store import StoredFile
 
@@ -48,6 +49,7 @@ class SavedSession:
         title: the first task, shortened (``shorten``).
         torn: the last line was cut short and ignored; skipped: unreadable lines ignored.
         user_texts: the user's messages the last compaction kept (``core.compaction.CompactionState``).
+        todos: the todo list as the model last wrote it (``todo_write``).
     """
 
     session_id: str
@@ -68,6 +70,7 @@ class SavedSession:
     torn: bool = False
     skipped: int = 0
     user_texts: list[str] = field(default_factory=list)
+    todos: list[TodoItem] = field(default_factory=list)
 
     def summary(self, *, running: bool = False) -> dict[str, Any]:
         """The ``agent.listSessions`` entry (camelCase), ``status`` ``running`` when ``running``."""
@@ -156,6 +159,8 @@ def _apply(saved: SavedSession, record: dict[str, Any], open_run: bool) -> bool:
         saved.nested_dirs.append(str(record["dir"]))
     elif kind == "skill":
         saved.skills[str(record["name"])] = str(record.get("args", ""))
+    elif kind == "todos":
+        saved.todos = [_todo(data) for data in record.get("todos", []) if isinstance(data, dict)]
     return open_run
 
 
@@ -173,3 +178,13 @@ def _repair(messages: list[Message]) -> list[Message]:
         if isinstance(message, UserMessage):
             return []
     return []
+
+
+def _todo(data: dict[str, Any]) -> TodoItem:
+    """A stored todo item; an unknown status reads as ``pending``."""
+    statuses: dict[object, TodoStatus] = {"in_progress": "in_progress", "completed": "completed"}
+    return TodoItem(
+        str(data.get("content", "")),
+        statuses.get(data.get("status"), "pending"),
+        str(data.get("activeForm", "")),
+    )
