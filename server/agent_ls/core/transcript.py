@@ -40,7 +40,10 @@ MAX_LINE_CHARS = 400
 
 
 def _clip(text: str, limit: int = MAX_LINE_CHARS, *, newlines: bool = False) -> str:
-    text = visible(text.strip(), newlines=newlines)
+    # Cut before escaping: ``visible`` maps each character to one or more, so the first ``limit``
+    # characters of the escaped text come from the first ``limit`` of the text. Escaping a 400 KB
+    # write_file argument whole took 8 ms on the event loop, for a line of 300 characters.
+    text = visible(text.strip()[: limit + 1], newlines=newlines)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
