@@ -14,7 +14,8 @@ an answer cut off at the output token limit or stopped by a content filter is ``
 silent ``done``; so is a reply without a tool call whose text still holds special-token or tool-call
 markup, ``core.model_markup``: the model meant something that neither ran nor reads as an answer);
 ``max_turns`` turns used (``stopped``, "maximum of 15 turns exceeded", as in the seed harness); a token or
-cost budget spent, checked before each model call after the first (``stopped``, ``core.budgets``); a model
+cost budget spent, checked before each model call after the first (``stopped``, ``core.budgets``; a
+subagent's model calls, reported as ``SubagentEvent`` of ``UsageReported``, count in the run's usage); a model
 error, or a model call over ``model_timeout_s`` when it is set (``error``; the model stack has its own
 per-request timeouts and retries, see ``models/retry.py``); cancellation of the task (``cancelled``).
 After a stop in the middle of a turn, every unanswered tool call gets a synthetic "interrupted"
@@ -51,6 +52,7 @@ from agent_ls.core.events import (
     RunEnded,
     RunStarted,
     RunStatus,
+    SubagentEvent,
     TurnStarted,
     UsageReported,
 )
@@ -242,9 +244,16 @@ async def _turns(
         if not message.tool_calls:
             return "done", "the model answered"
         for call in message.tool_calls:
-            history.append(await tools.execute(call, emit))
+            history.append(await tools.execute(call, lambda event: _count_subagent(run, event, emit)))
     turns = "turn" if limits.max_turns == 1 else "turns"
     return "stopped", f"clean stop: maximum of {limits.max_turns} {turns} exceeded"
+
+
+def _count_subagent(run: _RunState, event: Event, emit: EventSink) -> None:
+    """Forward a tool call's event; a subagent's model call (``task``) counts in this run's usage."""
+    if isinstance(event, SubagentEvent) and isinstance(event.event, UsageReported):
+        run.total = run.total + event.event.usage
+    emit(event)
 
 
 def _with_note(history: list[Message], note: str) -> list[Message]:

@@ -18,7 +18,7 @@ from agent_ls.core.events import (
     ToolCallStarted,
 )
 from agent_ls.core.loop import LoopLimits, run_loop
-from agent_ls.core.messages import AssistantMessage, Message, SystemMessage, ToolCall, UserMessage
+from agent_ls.core.messages import AssistantMessage, Message, SystemMessage, ToolCall, Usage, UserMessage
 from agent_ls.tools import read_only_tools
 from agent_ls.tools.task import SUBAGENT_PROMPT, Subagents, task_tool
 from tests.unit.core.test_loop import ScriptedModel
@@ -67,6 +67,7 @@ async def test_only_the_report_reaches_the_parent() -> None:
     )
     ended, events, history = await _parent(model)
     assert ended.status == "done" and ended.answer == "Found it."
+    assert ended.usage == Usage(input_tokens=40, output_tokens=8)  # the parent's 2 calls and the child's 2
 
     parent_first, child_first, child_second, parent_second = model.seen
     assert child_first == [
