@@ -4,6 +4,7 @@ tool's enum follows the skills found."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from agent_ls.assembly import assemble_session
 from agent_ls.config import InstructionsConfig, LoadedConfig
 from agent_ls.core.context import Focus
 from agent_ls.core.events import Event, InstructionsLoaded
-from agent_ls.core.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
+from agent_ls.core.messages import AssistantMessage, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from agent_ls.core.ports import DENIED, Approval, ApprovalRequest
 from agent_ls.instructions.agent_context import (
     AgentContext,
@@ -29,6 +30,11 @@ from tests.unit.core.test_loop import ScriptedModel
 class Deny:
     async def ask(self, request: ApprovalRequest) -> Approval:
         return DENIED
+
+
+def last_tool_result(request: Sequence[object]) -> ToolResultMessage:
+    """The last tool result of a request (the end-of-request reminder, a user message, comes after it)."""
+    return next(m for m in reversed(request) if isinstance(m, ToolResultMessage))
 
 
 def _workspace(tmp_path: Path) -> Path:
@@ -102,7 +108,7 @@ async def test_explicit_invocation_then_the_skill_tool_is_deduplicated(tmp_path:
     user = next(m for m in session.history if isinstance(m, UserMessage))
     assert user.text.startswith('<instructions source="skill:deploy">')
     assert "Run make deploy to staging." in user.text
-    tool_result = model.seen[1][-1]
+    tool_result = last_tool_result(model.seen[1])
     assert "already loaded" in tool_result.content and "Run make deploy" not in tool_result.content
     loaded = [e for e in events if isinstance(e, InstructionsLoaded)]
     assert [(e.what, e.sources) for e in loaded] == [("chain", ("AGENTS.md",)), ("skill", ("skill:deploy",))]
@@ -133,7 +139,7 @@ async def test_a_changed_agents_md_reaches_the_next_turn(tmp_path: Path) -> None
     first, second = (seen[0] for seen in model.seen)
     assert isinstance(first, SystemMessage) and "Root rule." in first.text
     assert isinstance(second, SystemMessage) and "New root rule." in second.text
-    assert "Instructions from: pkg/AGENTS.md" in model.seen[1][-1].content
+    assert "Instructions from: pkg/AGENTS.md" in last_tool_result(model.seen[1]).content
     assert [e.what for e in events if isinstance(e, InstructionsLoaded)] == ["chain", "nested", "reloaded"]
     session.close()
 
