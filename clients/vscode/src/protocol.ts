@@ -17,6 +17,8 @@
  * | `agent.listSkills`      | `ListSkillsParams`   | `ListSkillsResult`      |
  * | `agent.instructions`    | `InstructionsParams` | `InstructionsResult`    |
  * | `agent.context`         | `SessionParams`      | `ContextResult`         |
+ * | `agent.listSessions`    | `ListSessionsParams` | `ListSessionsResult`    |
+ * | `agent.compact`         | `CompactParams`      | `CompactResult`         |
  *
  * Notifications (server to client): `agent/event` (`AgentEventNotification`; a subagent's events carry
  * `subagent`), `agent/runEnded` (`RunEndedNotification`) and `agent/todos` (`TodosNotification`, the
@@ -34,6 +36,8 @@ export const CMD_LIST_SKILLS = 'agent.listSkills';
 export const CMD_RUN_SKILL = 'agent.runSkill';
 export const CMD_INSTRUCTIONS = 'agent.instructions';
 export const CMD_CONTEXT = 'agent.context';
+export const CMD_LIST_SESSIONS = 'agent.listSessions';
+export const CMD_COMPACT = 'agent.compact';
 
 export const AGENT_EVENT = 'agent/event';
 export const AGENT_RUN_ENDED = 'agent/runEnded';
@@ -49,7 +53,8 @@ export type EventKind =
   | 'verdict'
   | 'toolResult'
   | 'usage'
-  | 'proposalChanged';
+  | 'proposalChanged'
+  | 'compacted';
 
 /** 0-based, in the negotiated position encoding (UTF-16 code units in VS Code). */
 export interface WirePosition {
@@ -81,6 +86,8 @@ export interface RunParams {
   range?: WireRange | null;
   model?: string | null;
   diagnostics?: WireDiagnostic[] | null;
+  /** Continue this session (in memory or stored, docs/sessions.md); left out, a new one starts. */
+  sessionId?: string | null;
   /** This run's token budget (input plus output tokens of its model calls); over `agentLs.maxTokens`. */
   maxTokens?: number | null;
   /** This run's cost budget in US dollars; over `agentLs.maxCostUsd`. */
@@ -95,6 +102,54 @@ export interface RunSkillParams {
   args?: string | null;
   model?: string | null;
   diagnostics?: WireDiagnostic[] | null;
+  /** Continue this session, as `RunParams.sessionId`; left out, a new one starts. */
+  sessionId?: string | null;
+}
+
+/**
+ * `agent.listSessions`: the stored sessions of the workspace folder holding `uri` (left out: of every
+ * open folder), newest first.
+ */
+export interface ListSessionsParams {
+  uri?: string | null;
+}
+
+/** The session's usage over every run (`SavedSession.summary()`); no `estimated` flag. */
+export interface SessionSummaryUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  /** US dollars; null when no price is configured. */
+  costUsd: number | null;
+}
+
+/**
+ * One stored session as `agent.listSessions` lists it (`agent_ls.sessions.saved.SavedSession.summary()`,
+ * a plain dict: no pydantic model).
+ */
+export interface SessionSummary {
+  sessionId: string;
+  /** The first task, shortened to one line of at most 60 characters. */
+  title: string;
+  /** The workspace folder, absolute. */
+  workspace: string;
+  /** ISO 8601 times of the header and of the last event. */
+  createdAt: string;
+  updatedAt: string;
+  /** How many runs started. */
+  runs: number;
+  /** The last run's status; `new` before any run, `interrupted` when one never ended, `running` now. */
+  status: RunStatus | 'new' | 'interrupted' | 'running';
+  /** Workspace-relative paths of the pending proposal, sorted. */
+  pendingFiles: string[];
+  /** The last run's model ('' before any run). */
+  model: string;
+  usage: SessionSummaryUsage;
+}
+
+/** Each entry: a `SessionSummary`. */
+export interface ListSessionsResult {
+  sessions: SessionSummary[];
 }
 
 /** `uri`: the file whose folders' `.agents/skills` count; left out, the workspace root. */
@@ -110,6 +165,26 @@ export interface InstructionsParams {
 export interface RunResult {
   sessionId: string;
   progressToken: string;
+}
+
+/**
+ * `agent.compact`: `sessionId` left out means the latest session; `focus` is what the summary should
+ * keep in particular (as `/compact focus`).
+ */
+export interface CompactParams {
+  sessionId?: string | null;
+  focus?: string | null;
+}
+
+/**
+ * `agent.compact`: `how` (`pruned` or `summarized`), the request's estimated tokens before and after,
+ * and how many tool results were pruned.
+ */
+export interface CompactResult {
+  how: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  pruned: number;
 }
 
 export interface SessionParams {
