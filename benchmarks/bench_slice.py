@@ -32,6 +32,8 @@ sys.path.insert(0, str(REPO))
 from tests.support.model_server import FakeModelServer  # noqa: E402
 
 ENV = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
+# The runs' sessions and memory go to a folder of the benchmark's own, never the user's state dir.
+ENV["AGENT_LS_STATE_DIR"] = tempfile.mkdtemp(prefix="bench-slice-state-")
 
 
 def _project(root: Path) -> Path:

@@ -241,7 +241,8 @@ PY
   log "vsix installed into code-server in $(since "$t_install") s"
 
   local cs_port; cs_port=$(free_port)
-  XDG_CONFIG_HOME="$RUN_DIR/config" XDG_DATA_HOME="$RUN_DIR/data" \
+  # The server's sessions go to the run's own folder (XDG_STATE_HOME), never the user's state dir.
+  XDG_CONFIG_HOME="$RUN_DIR/config" XDG_DATA_HOME="$RUN_DIR/data" XDG_STATE_HOME="$RUN_DIR/state" \
     setsid "$CODE_SERVER" --auth none --bind-addr "127.0.0.1:$cs_port" \
     --user-data-dir "$user" --extensions-dir "$exts" \
     --disable-telemetry --disable-update-check --disable-workspace-trust \
