@@ -60,6 +60,7 @@ from agent_ls.core.untrusted_json import ARGUMENT_MAX_DEPTH, JSONTooDeep, loads,
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 from agent_ls.tools.load_tools import load_tools_tool
+from agent_ls.workspace.processes import omission_note
 
 log = logging.getLogger(__name__)
 
@@ -398,13 +399,17 @@ def _signature(tool: Tool[Any]) -> str:
 def truncate_middle(text: str, max_chars: int) -> str:
     """Keep the head and the tail of ``text`` (``max_chars`` characters in all) with a note between them.
 
-    The note reads ``[... 12,345 characters omitted ...]`` on its own line. Text within the limit is
-    returned unchanged.
+    The note is ``omission_note``'s, on its own line: characters omitted and the 1-indexed lines they
+    fall in, e.g. ``[... 12,345 characters omitted: lines 201–5,200 of 5,400 ...]``, so the model can ask
+    for those lines again (read_file's ``offset``). Text within the limit is returned unchanged.
     """
     if len(text) <= max_chars:
         return text
     head = max_chars // 2
     tail = max_chars - head
-    omitted = len(text) - head - tail
-    unit = "character" if omitted == 1 else "characters"
-    return f"{text[:head]}\n[... {omitted:,} {unit} omitted ...]\n{text[len(text) - tail :]}"
+    end = len(text) - tail
+    first = text.count("\n", 0, head) + 1
+    last = text.count("\n", 0, end - 1) + 1
+    total = text.count("\n") + (0 if text.endswith("\n") else 1)
+    note = omission_note(end - head, first, last, total)
+    return f"{text[:head]}\n{note}\n{text[end:]}"

@@ -70,12 +70,13 @@ async def execute(
     Returns:
         ``exit_code`` (negative for a signal; None when it timed out) and stdout plus stderr
         interleaved, decoded as UTF-8 (invalid bytes replaced), capped to ``head_chars`` +
-        ``tail_chars`` characters with an ``[... N characters omitted ...]`` line between; ``note``
-        comes first, outside the cap. Memory stays bounded whatever the process prints. With ``sink``,
-        the output goes to it instead and ``output`` holds only ``note``. ``guard_orphans=False`` starts
-        an unsandboxed ``argv`` without ``orphan_guard``'s gate (a ``/bin/sh`` start, about 1 ms): only for
-        a program that starts no children and ends by itself if this process dies (ripgrep: at the end
-        of its walk, or at its next write to the closed pipe).
+        ``tail_chars`` characters with an ``omission_note`` line between (characters and 1-indexed
+        lines omitted); ``note`` comes first, outside the cap. Memory stays bounded whatever the
+        process prints. With ``sink``, the output goes to it instead and ``output`` holds only
+        ``note``. ``guard_orphans=False`` starts an unsandboxed ``argv`` without ``orphan_guard``'s
+        gate (a ``/bin/sh`` start, about 1 ms): only for a program that starts no children and ends
+        by itself if this process dies (ripgrep: at the end of its walk, or at its next write to the
+        closed pipe).
 
     Raises:
         asyncio.CancelledError: after the process group was killed.
@@ -155,8 +156,24 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def omission_note(omitted_chars: int, first_line: int, last_line: int, total_lines: int) -> str:
+    """The note that stands for the middle of a cut text.
+
+    For example ``[... 25,000 characters omitted: lines 201–5,200 of 5,400 ...]``.
+
+    Lines are 1-indexed and inclusive: those holding an omitted character (the first and last may be
+    partly shown); ``total_lines`` counts a last line without its newline too.
+    """
+    unit = "character" if omitted_chars == 1 else "characters"
+    span = f"line {first_line:,}" if first_line == last_line else f"lines {first_line:,}–{last_line:,}"
+    return f"[... {omitted_chars:,} {unit} omitted: {span} of {total_lines:,} ...]"
+
+
 class _CappedOutput:
-    """Decodes a byte stream incrementally and keeps its first and last characters only."""
+    """Decodes a byte stream incrementally and keeps its first and last characters only.
+
+    Newlines are counted as the text passes, so the middle note gives line numbers (``omission_note``).
+    """
 
     def __init__(self, head_chars: int, tail_chars: int) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -165,6 +182,8 @@ class _CappedOutput:
         self._head = ""
         self._tail = ""
         self._omitted = 0
+        self._omitted_newlines = 0
+        self._omitted_ends_newline = False
         self._note = ""
 
     def note(self, line: str) -> None:
@@ -179,7 +198,14 @@ class _CappedOutput:
         self._trim(0)
         if not self._omitted:
             return self._note + self._head + self._tail
-        return f"{self._note}{self._head}\n[... {self._omitted} characters omitted ...]\n{self._tail}"
+        head_newlines = self._head.count("\n")
+        first = head_newlines + 1
+        last = head_newlines + self._omitted_newlines + (0 if self._omitted_ends_newline else 1)
+        newlines = head_newlines + self._omitted_newlines + self._tail.count("\n")
+        ends_newline = self._tail.endswith("\n") if self._tail else self._omitted_ends_newline
+        total = newlines + (0 if ends_newline else 1)
+        note = omission_note(self._omitted, first, last, total)
+        return f"{self._note}{self._head}\n{note}\n{self._tail}"
 
     def _add(self, text: str) -> None:
         room = self._head_chars - len(self._head)
@@ -192,5 +218,8 @@ class _CappedOutput:
     def _trim(self, slack: int) -> None:
         excess = len(self._tail) - self._tail_chars
         if excess > slack:
+            dropped = self._tail[:excess]
             self._tail = self._tail[excess:]
             self._omitted += excess
+            self._omitted_newlines += dropped.count("\n")
+            self._omitted_ends_newline = dropped.endswith("\n")

@@ -144,7 +144,8 @@ class ShellRunner:
         Returns:
             ``exit_code`` is the shell's (negative for a signal), None when it timed out. ``output`` is
             stdout and stderr interleaved, decoded as UTF-8 (invalid bytes replaced) and capped to
-            ``head_chars`` + ``tail_chars`` with an ``[... N characters omitted ...]`` line between,
+            ``head_chars`` + ``tail_chars`` with an ``omission_note`` line (characters and lines
+            omitted) between,
             then the ``[agent-ls: ...]`` lines about files brought back, refused or deleted.
 
         Raises:

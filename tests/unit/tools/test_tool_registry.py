@@ -271,15 +271,24 @@ async def test_cancellation_propagates_and_no_result_is_made() -> None:
 async def test_output_is_truncated_centrally_and_the_event_carries_what_the_model_reads() -> None:
     h = make_harness(tools=[_tool("chatty", _long)], max_output_chars=20)
     result = await h.call("chatty", {"path": "x"})
-    text = "aaaaaaaaaa\n[... 80 characters omitted ...]\ncccccccccc"
+    text = "aaaaaaaaaa\n[... 80 characters omitted: line 1 of 1 ...]\ncccccccccc"
     assert result == ToolResultMessage("c1", "chatty", text)
     assert h.events[-1] == ToolCallFinished("c1", "chatty", False, text)
 
 
 def test_truncate_middle_keeps_short_text() -> None:
     assert truncate_middle("short", 5) == "short"
-    assert truncate_middle("abcdef", 5) == "ab\n[... 1 character omitted ...]\ndef"
-    assert truncate_middle("x" * 12_345 + "yz", 2) == "x\n[... 12,345 characters omitted ...]\nz"
+    assert truncate_middle("abcdef", 5) == "ab\n[... 1 character omitted: line 1 of 1 ...]\ndef"
+    assert truncate_middle("x" * 12_345 + "yz", 2) == "x\n[... 12,345 characters omitted: line 1 of 1 ...]\nz"
+
+
+def test_truncate_middle_says_which_lines_it_omits() -> None:
+    text = "".join(f"{n:04}\n" for n in range(1, 5_401))  # 5 characters a line
+    cut = truncate_middle(text, 2_000)
+    assert cut == (
+        text[:1_000] + "\n[... 25,000 characters omitted: lines 201–5,200 of 5,400 ...]\n" + text[-1_000:]
+    )
+    assert truncate_middle("ab\ncd\nef", 4) == "ab\n[... 4 characters omitted: lines 1–2 of 3 ...]\nef"
 
 
 async def test_a_changed_proposal_is_announced_after_the_result() -> None:

@@ -242,13 +242,22 @@ async def test_output_keeps_head_and_tail(
 ) -> None:
     runner = ShellRunner(shadow, overlay, ENVIRON, head_chars=10, tail_chars=15, sandbox=sandbox)
     result = await run(runner, "printf '0123456789abcdefghijklmnopqrstuvwxyz'", 30)
-    assert result == CommandResult(0, "0123456789\n[... 11 characters omitted ...]\nlmnopqrstuvwxyz", False)
+    text = "0123456789\n[... 11 characters omitted: line 1 of 1 ...]\nlmnopqrstuvwxyz"
+    assert result == CommandResult(0, text, False)
+
+
+async def test_the_middle_note_counts_lines(runner: ShellRunner) -> None:
+    result = await run(runner, "seq -w 1 5400", 30)  # 5 characters a line
+    head = "".join(f"{n:04}\n" for n in range(1, 1_601))
+    tail = "".join(f"{n:04}\n" for n in range(3_001, 5_401))
+    note = "[... 7,000 characters omitted: lines 1,601–3,000 of 5,400 ...]"
+    assert result == CommandResult(0, f"{head}\n{note}\n{tail}", False)
 
 
 async def test_large_output_is_capped(runner: ShellRunner) -> None:
     result = await run(runner, "python3 -c \"print('é' * 1000000, end='')\"", 60)
     assert result.exit_code == 0
-    assert result.output == "é" * 8000 + "\n[... 980000 characters omitted ...]\n" + "é" * 12000
+    assert result.output == "é" * 8000 + "\n[... 980,000 characters omitted: line 1 of 1 ...]\n" + "é" * 12000
 
 
 async def test_invalid_utf8_output_is_replaced(runner: ShellRunner) -> None:
