@@ -10,6 +10,7 @@ export const COMMAND_IDS = [
   'agentLs.runSkill',
   'agentLs.reviewFile',
   'agentLs.showInstructions',
+  'agentLs.showContext',
   'agentLs.cancel',
   'agentLs.showProposal',
   'agentLs.applyProposal',

@@ -11,12 +11,15 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 
 import type { CommandId } from './commandIds';
+import { renderContext } from './contextView';
 import { renderInstructions } from './instructionsView';
 import {
+  CMD_CONTEXT,
   CMD_INSTRUCTIONS,
   CMD_LIST_SKILLS,
   CMD_RUN,
   CMD_RUN_SKILL,
+  type ContextResult,
   type InstructionsAnswer,
   type ListSkillsResult,
 } from './protocol';
@@ -42,6 +45,8 @@ export interface CommandDeps {
   log: vscode.LogOutputChannel;
   /** Serves `agent-ls-instructions:` documents ("Show Loaded Instructions"). */
   documents: ReadOnlyDocuments;
+  /** Serves `agent-ls-context:` documents ("Show Context"). */
+  contextDocuments: ReadOnlyDocuments;
 }
 
 interface SkillQuickPickItem extends vscode.QuickPickItem {
@@ -102,7 +107,7 @@ function guarded(body: () => Promise<void>): () => Promise<void> {
 }
 
 export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
-  const { server, runs, proposals, secrets, log, documents } = deps;
+  const { server, runs, proposals, secrets, log, documents, contextDocuments } = deps;
 
   async function withProposal(action: (sessionId: string) => Promise<void>): Promise<void> {
     const sessionId = runs.proposalTarget();
@@ -189,6 +194,23 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       const text = renderInstructions(result, file ? vscode.workspace.asRelativePath(file) : 'the workspace root');
       const uri = documents.set(`Instructions for ${file ? path.basename(file.fsPath) : 'the workspace'}.md`, text);
       await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
+    },
+    'agentLs.showContext': async () => {
+      // The latest run of this window; without one the server takes its own latest session.
+      const sessionId = runs.latestSession();
+      const result = await server.execute<ContextResult>(CMD_CONTEXT, sessionId ? { sessionId } : {});
+      if (!result) {
+        return;
+      }
+      const text = renderContext(result, sessionId ? `session ${sessionId}` : 'the latest session');
+      const uri = contextDocuments.set(`Context${sessionId ? ` ${sessionId}` : ''}.md`, text);
+      await vscode.workspace.openTextDocument(uri);
+      try {
+        await vscode.commands.executeCommand('markdown.showPreview', uri);
+      } catch {
+        // The built-in markdown extension is disabled: the source still reads well (the chart is a code block).
+        await vscode.window.showTextDocument(uri, { preview: true });
+      }
     },
     'agentLs.cancel': () => runs.cancelCurrent(),
     'agentLs.showProposal': () => withProposal((sessionId) => proposals.show(sessionId)),

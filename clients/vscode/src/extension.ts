@@ -14,6 +14,7 @@ import * as vscode from 'vscode';
 
 import { routeServerCommand } from './commandRouting';
 import { errorText, registerCommands } from './commands';
+import { CONTEXT_SCHEME } from './contextView';
 import { Debouncer } from './debounce';
 import { INSTRUCTIONS_SCHEME } from './instructionsView';
 import { PROPOSAL_SCHEME } from './proposalUri';
@@ -43,6 +44,7 @@ export function activate(context: vscode.ExtensionContext): void {
   );
   const proposals = new ProposalActions(agentServer, documents, (sessionId) => runs.proposalSettled(sessionId));
   const instructions = new ReadOnlyDocuments(INSTRUCTIONS_SCHEME);
+  const contextDocuments = new ReadOnlyDocuments(CONTEXT_SCHEME);
   // Code actions' agent.run / agent.runSkill get the palette's progress, Cancel and Review / Apply.
   agentServer.routeCommands(
     routeServerCommand(
@@ -68,6 +70,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.registerTextDocumentContentProvider(ANSWER_SCHEME, answers),
     instructions,
     vscode.workspace.registerTextDocumentContentProvider(INSTRUCTIONS_SCHEME, instructions),
+    contextDocuments,
+    vscode.workspace.registerTextDocumentContentProvider(CONTEXT_SCHEME, contextDocuments),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) {
         return;
@@ -83,7 +87,7 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     }),
   );
-  registerCommands(context, { server: agentServer, runs, proposals, secrets: context.secrets, log, documents: instructions });
+  registerCommands(context, { server: agentServer, runs, proposals, secrets: context.secrets, log, documents: instructions, contextDocuments });
 
   void onInterpreterChanged(() => {
     if (!vscode.workspace.getConfiguration(SECTION).get<string>('pythonPath')?.trim()) {

@@ -157,6 +157,11 @@ export class RunTracker implements vscode.Disposable {
     return this.proposalSession ?? this.lastSession;
   }
 
+  /** The session of the latest run started from this window ("Agent: Show Context"), if any. */
+  latestSession(): string | undefined {
+    return this.lastSession;
+  }
+
   /** The session's proposal was applied or discarded. */
   proposalSettled(sessionId: string): void {
     if (this.proposalSession === sessionId) {
