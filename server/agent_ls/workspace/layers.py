@@ -57,6 +57,7 @@ class MountLayers:
         upper: where the changes land (the session's, kept between commands).
         work: overlayfs' scratch folder, on the same file system as ``upper``.
         merged: the mount point, where commands run (an empty folder on the host).
+        session: the session folder holding them all, hidden inside the sandbox (``wrap``).
     """
 
     root: Path
@@ -64,13 +65,14 @@ class MountLayers:
     upper: Path
     work: Path
     merged: Path
+    session: Path
 
     @classmethod
     def under(cls, root: Path, parent: Path, name: str) -> MountLayers:
         """The layers of ``root`` in the session folder ``parent``: ``parent/layers/{lower,upper,work}``,
         and the view at ``parent/view/name`` (commands see the workspace's own folder name)."""
         layers = parent / "layers"
-        return cls(root, layers / "lower", layers / "upper", layers / "work", parent / "view" / name)
+        return cls(root, layers / "lower", layers / "upper", layers / "work", parent / "view" / name, parent)
 
     def make(self) -> None:
         """Create the folders, private to the user; idempotent. Raises OSError."""
@@ -86,9 +88,19 @@ class MountLayers:
         """``bwrap_argv`` (from ``Sandbox.wrap``, with the merged view as its shadow) behind the mount.
 
         Bubblewrap gets its own user namespace, with the caller's uid and gid, inside the one that
-        mounted the overlay (there the caller is root)."""
+        mounted the overlay (there the caller is root). The session folder is hidden (an empty tmpfs
+        right after the system's read-only bind): the system bind is recursive, so where ``TMPDIR``
+        lies outside the private ``/tmp`` it would show the lower layer (the real tree) and the unmasked
+        view at their folders. The view is bound from the host's side, so hiding them changes nothing
+        for it."""
         bwrap, *options = bwrap_argv
         ids = ["--unshare-user", "--uid", str(os.getuid()), "--gid", str(os.getgid())]
+        for at in range(len(options) - 2):
+            if options[at : at + 3] == ["--ro-bind", "/", "/"]:
+                options[at + 3 : at + 3] = ["--tmpfs", str(self.session)]
+                break
+        else:  # not the argv Sandbox.wrap makes: refuse rather than show the real tree
+            raise ValueError("the sandbox's argv binds no read-only system to hide the session folder in")
         return [
             unshare, "-Urm", "--propagation", "private", "/bin/sh", "-c", _MOUNT_SCRIPT, "sh",
             str(self.root), str(self.lower), str(self.upper), str(self.work), str(self.merged),

@@ -7,8 +7,10 @@ are never touched. Real trees, real ``bwrap``, real overlayfs."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -220,3 +222,24 @@ async def test_absolute_paths_into_the_workspace_reach_the_view_never_the_real_t
     assert result.changed_paths == ("a.py",)
     assert (root / "a.py").read_text() == "disk\n"
     assert overlay.read_text("a.py") == "written\n"
+
+
+async def test_a_session_folder_outside_tmp_shows_neither_the_real_tree_nor_the_unmasked_view(
+    root: Path, overlay: Overlay, shadow: ShadowCopy
+) -> None:
+    """The sandbox binds the system read-only, recursively: with ``TMPDIR`` outside the private ``/tmp``
+    it showed the lower layer (the real tree) and the view's own mount point, neither masked."""
+    sandbox = require_sandbox()
+    outside = Path(tempfile.mkdtemp(prefix="agent-ls-test-", dir="/var/tmp"))
+    try:
+        index = SecretIndex(root, PathPolicy(root).is_secret, temp_parent=outside)
+        view = LayeredCopy(root, index, owns_index=True, temp_parent=outside)
+        runner = ShellRunner(shadow, overlay, ENVIRON, sandbox=sandbox, layered=view)
+        write(root, {".env": "KEY=sk-live\n", "a.py": "a\n"})
+        finder = f"import glob; print(glob.glob('{outside}/**/.env', recursive=True))"
+        result = await run(runner, f'python3 -c "{finder}"; ls {outside}/agent-ls-shadow-*')
+        view.close()
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
+    assert result.output.startswith("[]\n")
+    assert "sk-live" not in result.output
