@@ -83,7 +83,7 @@ class LayeredCopy:
         self._temp_parent = temp_parent
         self._temp: OwnedDir | None = None
         self._layers: MountLayers | None = None
-        self._written: dict[str, tuple[bytes, tree.Key | None]] = {}
+        self._written: tree.Written = {}
         self._before = _Upper()
         self._masks = Masks()
         self._synced_ns = 0
@@ -346,21 +346,7 @@ class LayeredCopy:
         return IgnoreFile.load(self._root, base)
 
     def _write_text(self, upper: Path, rel: str, data: bytes) -> None:
-        digest = hashlib.sha256(data).digest()
-        target = upper / rel
-        current = _lstat_key(target)
-        if self._written.get(rel) == (digest, current) and current is not None:
-            return
-        if current is not None and tree.read_regular(target, len(data)) == data:
-            self._written[rel] = (digest, current)
-            return
-        try:
-            st = os.lstat(self._root / rel)
-            mode = st.st_mode & 0o777 if stat.S_ISREG(st.st_mode) else 0o644
-        except OSError:
-            mode = 0o644  # keep a script's executable bit; a new file gets the usual mode
-        tree.write_file(upper, target, data, mode)
-        self._written[rel] = (digest, _lstat_key(target))
+        tree.write_unsaved(self._root, upper, rel, data, self._written)
 
     def _session_dir(self) -> Path:
         if self._temp is None:  # leftovers of dead sessions are removed first (owned_temp_dirs)
@@ -388,10 +374,3 @@ def _is_opaque(path: Path) -> bool:
         return os.getxattr(path, _OPAQUE, follow_symlinks=False) == b"y"
     except OSError:
         return False
-
-
-def _lstat_key(path: Path) -> tree.Key | None:
-    try:
-        return tree.key_of(os.lstat(path))
-    except OSError:
-        return None

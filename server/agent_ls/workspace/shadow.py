@@ -95,7 +95,7 @@ class ShadowCopy:
         self._temp: OwnedDir | None = None
         self._workdir: Path | None = None
         self._seen: dict[str, tuple[tree.Kind, tree.Key]] = {}
-        self._written: dict[str, tuple[bytes, tree.Key | None]] = {}
+        self._written: tree.Written = {}
         self._stale: set[str] = set()
         self._lock = asyncio.Lock()
         self._linked_scan = SecretScan(self._root, self._paths.is_secret, max_entries=max_scan_entries)
@@ -189,7 +189,7 @@ class ShadowCopy:
             written = self._written.get(rel)
             return written is None or written[0] != hashlib.sha256(unsaved).digest()
         seen = self._seen.get(rel)
-        now = _lstat_key(self._root / rel)
+        now = tree.lstat_key(self._root / rel)
         if seen is None:
             return now is not None  # not in the workspace at the sync; there now
         return now is None or seen != ("file", now)
@@ -435,9 +435,11 @@ class ShadowCopy:
             self._walk_again = True
             return
         for rel, (kind, key) in self._seen.items():
-            if kind in ("file", "symlink") and _lstat_key(self._root / rel) != key:
+            if kind in ("file", "symlink") and tree.lstat_key(self._root / rel) != key:
                 self._reported.real.add(rel)
-        if self._linked_scan.moved() or any(_lstat_key(self._root / rel) != key for rel, key in dirs.items()):
+        if self._linked_scan.moved() or any(
+            tree.lstat_key(self._root / rel) != key for rel, key in dirs.items()
+        ):
             self._walk_again = True
 
     def _review(self, workdir: Path) -> Delta:
@@ -473,21 +475,7 @@ class ShadowCopy:
             tree.make_symlink(workdir, target, str(source))
 
     def _write_text(self, workdir: Path, rel: str, data: bytes) -> None:
-        digest = hashlib.sha256(data).digest()
-        target = workdir / rel
-        current = _lstat_key(target)
-        if self._written.get(rel) == (digest, current) and current is not None:
-            return
-        if current is not None and tree.read_regular(target, len(data)) == data:
-            self._written[rel] = (digest, current)
-            return
-        try:
-            st = os.lstat(self._root / rel)
-            mode = st.st_mode & 0o777 if stat.S_ISREG(st.st_mode) else 0o644
-        except OSError:
-            mode = 0o644  # keep a script's executable bit; a new file gets the usual mode
-        tree.write_file(workdir, target, data, mode)
-        self._written[rel] = (digest, _lstat_key(target))
+        tree.write_unsaved(self._root, workdir, rel, data, self._written)
 
     def _temp_dir(self) -> Path:
         if self._temp is None:  # leftovers of dead sessions are removed first (owned_temp_dirs)
@@ -503,10 +491,3 @@ class ShadowCopy:
 
 
 _NOT_SEEN: tuple[tree.Kind, tree.Key] = ("unchecked", (0, 0, 0, 0))
-
-
-def _lstat_key(path: Path) -> tree.Key | None:
-    try:
-        return tree.key_of(os.lstat(path))
-    except OSError:
-        return None

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import shutil
 import stat
@@ -470,3 +471,37 @@ def remove_inside(workdir: Path, rel: str) -> None:
         return
     with contextlib.suppress(OSError):
         remove(workdir / rel)
+
+
+Written = dict[str, tuple[bytes, Key | None]]
+"""What a tree's owner wrote from the overlay: path to (sha256 of the bytes, ``lstat`` key after)."""
+
+
+def write_unsaved(real_root: Path, workdir: Path, rel: str, data: bytes, written: Written) -> None:
+    """Put a pending edit's or open buffer's bytes at ``workdir/rel`` (the copy, or the overlay view's
+    upper folder), unless it holds exactly them already: ``written`` remembers each write's hash and
+    ``lstat``, and a file found with the same bytes is taken as written. The file keeps the mode of the
+    workspace's one (a script's executable bit); a new file gets 0o644."""
+    digest = hashlib.sha256(data).digest()
+    target = workdir / rel
+    current = lstat_key(target)
+    if written.get(rel) == (digest, current) and current is not None:
+        return
+    if current is not None and read_regular(target, len(data)) == data:
+        written[rel] = (digest, current)
+        return
+    try:
+        st = os.lstat(real_root / rel)
+        mode = st.st_mode & 0o777 if stat.S_ISREG(st.st_mode) else 0o644
+    except OSError:
+        mode = 0o644
+    write_file(workdir, target, data, mode)
+    written[rel] = (digest, lstat_key(target))
+
+
+def lstat_key(path: Path) -> Key | None:
+    """The ``lstat`` key of ``path`` (``key_of``), or None when it is missing or cannot be looked at."""
+    try:
+        return key_of(os.lstat(path))
+    except OSError:
+        return None
