@@ -204,10 +204,13 @@ async def _search_pending(
             skipped=(),  # the agent's own edits in node_modules are found, as in the copy
         )
     finally:
-        if setup.done():
-            _remove_pending(setup)
-        else:
-            setup.add_done_callback(_remove_pending)
+        if not setup.done():  # cancelled (the disk pass failed, or the grep was): the writes end soon,
+            try:  # so wait for them, and the folder is gone when the grep's error is reported
+                await asyncio.wait([setup])
+            except asyncio.CancelledError:  # cancelled again meanwhile: removed when the writes end
+                setup.add_done_callback(_remove_pending)
+                raise
+        _remove_pending(setup)
 
 
 def _pending_tree(real_root: Path, rel: str, pending: Mapping[str, bytes]) -> tuple[OwnedDir, RipgrepScope]:
