@@ -3,9 +3,7 @@ settings, ``agent-ls.toml``'s ``[budget]`` and the command line's flags, through
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,7 @@ from typing import Any
 from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import command, field, model_settings, run_ended, start
+from tests.support.agent_cli import run, user_environment
 from tests.support.model_server import FakeModelServer
 
 READ = {"tool_calls": [{"name": "read_file", "arguments": {"path": "stats.py"}}]}
@@ -89,29 +88,10 @@ async def test_a_budget_in_agent_ls_toml_applies_and_an_unspent_one_changes_noth
 
 
 def _cli(root: Path, base_url: str, *flags: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
-    env["AGENT_LS_CONFIG_DIR"] = os.environ["AGENT_LS_CONFIG_DIR"]  # empty: no prices, no budget
-    env |= {"AGENT_LS_API_KEY": "sk-test", "AGENT_LS_BASE_URL": base_url}
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agent_ls",
-            "run",
-            "Read it",
-            "--model",
-            "openai/test-model",
-            "--workspace",
-            str(root),
-            *flags,
-        ],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    # The session's empty user config: no prices, no budget.
+    env = user_environment(AGENT_LS_API_KEY="sk-test", AGENT_LS_BASE_URL=base_url)
+    args = ["run", "Read it", "--model", "openai/test-model", "--workspace", str(root), *flags]
+    return run(args, cwd=root.parent, env=env, timeout=60)
 
 
 def test_cli_budgets_stop_with_exit_1_and_their_reason(tmp_path: Path) -> None:

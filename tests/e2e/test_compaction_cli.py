@@ -3,16 +3,13 @@ tests/e2e/test_compaction.py, in a CLI subprocess against the scripted model ser
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support.agent_cli import environment
+from tests.support.agent_cli import environment, run
 from tests.support.long_session import TASK, LongSession, body_tokens, is_summary_request, write_files
 from tests.support.model_server import FakeModelServer
 
 WINDOW = 4_000
-AGENT_LS = (sys.executable, "-m", "agent_ls")
 FOLLOW_UP = "Also handle negative amounts."
 
 
@@ -28,23 +25,8 @@ def test_cli_run_completes_through_compactions(tmp_path: Path) -> None:
     script = LongSession(turns=40)
     with FakeModelServer([], responder=script) as server:
         env = environment(tmp_path, config, AGENT_LS_API_KEY="k", AGENT_LS_BASE_URL=server.base_url)
-        done = subprocess.run(
-            [
-                *AGENT_LS,
-                "run",
-                TASK,
-                "--model",
-                "openai/test-model",
-                *("--workspace", str(root), "--max-turns", "45"),
-            ],
-            cwd=tmp_path,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        args = ["run", TASK, "--model", "openai/test-model", "--workspace", str(root), "--max-turns", "45"]
+        done = run(args, cwd=tmp_path, env=env, timeout=300)
         requests = list(server.requests)
     assert done.returncode == 0, done.stderr[-3000:]
     assert script.summaries >= 3
@@ -58,22 +40,8 @@ def test_cli_run_completes_through_compactions(tmp_path: Path) -> None:
     # The session file holds the compacted history: --continue starts from it, not from all 40 turns.
     with FakeModelServer([{"content": "ok"}]) as server:
         env = environment(tmp_path, config, AGENT_LS_API_KEY="k", AGENT_LS_BASE_URL=server.base_url)
-        follow = subprocess.run(
-            [
-                *AGENT_LS,
-                "run",
-                "--continue",
-                FOLLOW_UP,
-                *("--model", "openai/test-model", "--workspace", str(root)),
-            ],
-            cwd=tmp_path,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        args = ["run", "--continue", FOLLOW_UP, "--model", "openai/test-model", "--workspace", str(root)]
+        follow = run(args, cwd=tmp_path, env=env)
         (request,) = server.requests
     assert follow.returncode == 0, follow.stderr[-3000:]
     text = "\n".join(str(m.get("content")) for m in request["messages"])

@@ -5,33 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import SECRET_KEY, command, field, model_settings, run_ended, start
+from tests.support.agent_cli import run, user_environment
 from tests.support.model_server import FakeModelServer
 
 SECRET = "sk-debug-secret-never-shown-77"
 
 
 def _run(*args: str, cwd: Path, base_url: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
-    env["AGENT_LS_CONFIG_DIR"] = os.environ["AGENT_LS_CONFIG_DIR"]  # empty: no user config leaks in
-    env |= {"AGENT_LS_API_KEY": SECRET, "AGENT_LS_BASE_URL": base_url}
-    return subprocess.run(
-        [sys.executable, "-m", "agent_ls", "run", *args, "--model", "openai/test-model"],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    env = user_environment(AGENT_LS_API_KEY=SECRET, AGENT_LS_BASE_URL=base_url)
+    return run(["run", *args, "--model", "openai/test-model"], cwd=cwd, env=env, timeout=60)
 
 
 def _project(tmp_path: Path) -> Path:

@@ -13,32 +13,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.support.agent_cli import run, user_environment
 from tests.support.model_server import FakeModelServer
 
 KEY = "sk-cli-sessions-secret-0123456789abcdef"
 
 
 def _env(state: Path, model: FakeModelServer) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_LS_", "OPENAI_"))}
-    env["AGENT_LS_CONFIG_DIR"] = os.environ["AGENT_LS_CONFIG_DIR"]
-    env["AGENT_LS_STATE_DIR"] = str(state)
-    env["AGENT_LS_API_KEY"] = KEY
-    env["AGENT_LS_BASE_URL"] = model.base_url
-    env["AGENT_LS_MODEL"] = "openai/test-model"
-    return env
+    return user_environment(
+        AGENT_LS_STATE_DIR=str(state),
+        AGENT_LS_API_KEY=KEY,
+        AGENT_LS_BASE_URL=model.base_url,
+        AGENT_LS_MODEL="openai/test-model",
+    )
 
 
 def _agent_ls(*args: str, root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_ls", *args],
-        cwd=root,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run(args, cwd=root, env=env)
 
 
 def _project(tmp_path: Path) -> Path:
