@@ -133,13 +133,16 @@ class CommandResult:
     """The outcome of a shell command. ``output`` is stdout and stderr interleaved, already capped.
 
     ``changed_paths`` are the workspace-relative files whose changes in the shadow copy were brought into
-    the proposal (a formatter's output), sorted.
+    the proposal (a formatter's output), sorted. ``full_output`` is the whole output when ``output`` was
+    cut (its lines numbered as ``output``'s omission note numbers them; bounded, see
+    ``workspace.processes.FULL_OUTPUT_MAX_BYTES``), else None.
     """
 
     exit_code: int | None
     output: str
     timed_out: bool = False
     changed_paths: tuple[str, ...] = ()
+    full_output: str | None = None
 
 
 class CommandRunner(Protocol):

@@ -28,6 +28,10 @@ from agent_ls.workspace.sandbox import Sandbox
 # After the process exited, how long background children may keep the output pipe open.
 _DRAIN_GRACE_S = 1.0
 
+FULL_OUTPUT_MAX_BYTES = 8 * 1024 * 1024
+"""The most bytes of a command's output kept whole (``execute(keep_full=True)``); past it, a last line
+says how many were dropped."""
+
 
 class OutputSink(Protocol):
     """Takes a process's output as it comes, in chunks of bytes (for a structured stream: ripgrep's JSON).
@@ -55,6 +59,7 @@ async def execute(
     layers: tuple[MountLayers, str] | None = None,
     sink: OutputSink | None = None,
     guard_orphans: bool = True,
+    keep_full: bool = False,
 ) -> CommandResult:
     """Run ``argv`` in ``cwd`` (the shadow copy, or the workspace in workspace mode), in ``sandbox``.
 
@@ -73,7 +78,10 @@ async def execute(
         ``tail_chars`` characters with an ``omission_note`` line between (characters and 1-indexed
         lines omitted); ``note`` comes first, outside the cap. Memory stays bounded whatever the
         process prints. With ``sink``, the output goes to it instead and ``output`` holds only
-        ``note``. ``guard_orphans=False`` starts an unsandboxed ``argv`` without ``orphan_guard``'s
+        ``note``. With ``keep_full``, ``full_output`` is the whole decoded output (without ``note``,
+        its lines numbered as the omission note numbers them) when ``output`` was cut, else None; at most
+        ``FULL_OUTPUT_MAX_BYTES`` of it, then a last line ``[agent-ls: N more bytes of output were not
+        kept]``. ``guard_orphans=False`` starts an unsandboxed ``argv`` without ``orphan_guard``'s
         gate (a ``/bin/sh`` start, about 1 ms): only for a program that starts no children and ends
         by itself if this process dies (ripgrep: at the end of its walk, or at its next write to the
         closed pipe).
@@ -119,7 +127,7 @@ async def execute(
         raise
     if gate:
         gate.open(proc.pid)
-    output = _CappedOutput(head_chars, tail_chars)
+    output = _CappedOutput(head_chars, tail_chars, keep_full=keep_full)
     if note is not None:
         output.note(note)
     assert proc.stdout is not None
@@ -143,7 +151,8 @@ async def execute(
         pump.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await pump
-    return CommandResult(None if timed_out else proc.returncode, output.text(), timed_out)
+    text = output.text()
+    return CommandResult(None if timed_out else proc.returncode, text, timed_out, full_output=output.full())
 
 
 async def _pump(stream: asyncio.StreamReader, output: OutputSink) -> None:
@@ -173,9 +182,10 @@ class _CappedOutput:
     """Decodes a byte stream incrementally and keeps its first and last characters only.
 
     Newlines are counted as the text passes, so the middle note gives line numbers (``omission_note``).
+    With ``keep_full``, the bytes are kept too, up to ``FULL_OUTPUT_MAX_BYTES`` (``full``).
     """
 
-    def __init__(self, head_chars: int, tail_chars: int) -> None:
+    def __init__(self, head_chars: int, tail_chars: int, *, keep_full: bool = False) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._head_chars = head_chars
         self._tail_chars = tail_chars
@@ -185,13 +195,32 @@ class _CappedOutput:
         self._omitted_newlines = 0
         self._omitted_ends_newline = False
         self._note = ""
+        self._full: bytearray | None = bytearray() if keep_full else None
+        self._full_dropped = 0
 
     def note(self, line: str) -> None:
         """Put ``line`` before the output, outside the cap."""
         self._note = f"{line}\n"
 
     def feed(self, chunk: bytes) -> None:
+        if self._full is not None:
+            room = FULL_OUTPUT_MAX_BYTES - len(self._full)
+            self._full += chunk[:room] if room > 0 else b""
+            self._full_dropped += max(0, len(chunk) - max(0, room))
         self._add(self._decoder.decode(chunk))
+
+    def full(self) -> str | None:
+        """The whole output, decoded (invalid bytes replaced), when ``text`` cut it and ``keep_full`` was
+        asked; None otherwise. Call after ``text``. Past ``FULL_OUTPUT_MAX_BYTES`` a last line says how
+        many bytes were not kept (a character split at the bound is dropped whole)."""
+        if self._full is None or not self._omitted:
+            return None
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        text = decoder.decode(bytes(self._full), final=not self._full_dropped)
+        if not self._full_dropped:
+            return text
+        newline = "" if text.endswith("\n") else "\n"
+        return f"{text}{newline}[agent-ls: {self._full_dropped:,} more bytes of output were not kept]\n"
 
     def text(self) -> str:
         self._add(self._decoder.decode(b"", final=True))

@@ -147,6 +147,7 @@ class ShellRunner:
             ``head_chars`` + ``tail_chars`` with an ``omission_note`` line (characters and lines
             omitted) between,
             then the ``[agent-ls: ...]`` lines about files brought back, refused or deleted.
+            ``full_output`` is the whole output when it was cut (``processes.execute``'s ``keep_full``).
 
         Raises:
             asyncio.CancelledError: after the process group was killed. A failing or timed-out command
@@ -177,6 +178,7 @@ class ShellRunner:
             timeout_s=timeout_s,
             head_chars=self._head_chars,
             tail_chars=self._tail_chars,
+            keep_full=True,
             note=self._notes(sandbox, tree.left_out, too_big),
             readonly=[*self._readonly(tree), *extra],
             masked=[*tree.masked, *extra_secrets],
@@ -214,6 +216,7 @@ class ShellRunner:
             timeout_s=timeout_s,
             head_chars=self._head_chars,
             tail_chars=self._tail_chars,
+            keep_full=True,
             note=self._notes(sandbox, hidden.unchecked if hidden is not None else ()),
             readonly=[venv] if venv is not None and not venv.is_relative_to(root) else [],
             masked=hidden.paths if hidden is not None else (),

@@ -243,7 +243,7 @@ async def test_output_keeps_head_and_tail(
     runner = ShellRunner(shadow, overlay, ENVIRON, head_chars=10, tail_chars=15, sandbox=sandbox)
     result = await run(runner, "printf '0123456789abcdefghijklmnopqrstuvwxyz'", 30)
     text = "0123456789\n[... 11 characters omitted: line 1 of 1 ...]\nlmnopqrstuvwxyz"
-    assert result == CommandResult(0, text, False)
+    assert result == CommandResult(0, text, False, full_output="0123456789abcdefghijklmnopqrstuvwxyz")
 
 
 async def test_the_middle_note_counts_lines(runner: ShellRunner) -> None:
@@ -251,7 +251,8 @@ async def test_the_middle_note_counts_lines(runner: ShellRunner) -> None:
     head = "".join(f"{n:04}\n" for n in range(1, 1_601))
     tail = "".join(f"{n:04}\n" for n in range(3_001, 5_401))
     note = "[... 7,000 characters omitted: lines 1,601–3,000 of 5,400 ...]"
-    assert result == CommandResult(0, f"{head}\n{note}\n{tail}", False)
+    whole = "".join(f"{n:04}\n" for n in range(1, 5_401))
+    assert result == CommandResult(0, f"{head}\n{note}\n{tail}", False, full_output=whole)
 
 
 async def test_large_output_is_capped(runner: ShellRunner) -> None:
