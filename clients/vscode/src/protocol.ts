@@ -11,8 +11,8 @@
  * | `agent.run`             | `RunParams`          | `RunResult` at once; the run continues in the background |
  * | `agent.cancel`          | `SessionParams`      | `CancelResult`          |
  * | `agent.proposal`        | `SessionParams`      | `ProposalResult`        |
- * | `agent.applyProposal`   | `SessionParams`      | `ApplyProposalResult`   |
- * | `agent.discardProposal` | `SessionParams`      | `DiscardProposalResult` |
+ * | `agent.applyProposal`   | `ProposalFilesParams` | `ApplyProposalResult`  |
+ * | `agent.discardProposal` | `ProposalFilesParams` | `DiscardProposalResult` |
  * | `agent.runSkill`        | `RunSkillParams`     | `RunResult`, as `agent.run` |
  * | `agent.listSkills`      | `ListSkillsParams`   | `ListSkillsResult`      |
  * | `agent.instructions`    | `InstructionsParams` | `InstructionsResult`    |
@@ -192,6 +192,16 @@ export interface SessionParams {
   sessionId?: string | null;
 }
 
+/**
+ * `agent.applyProposal` and `agent.discardProposal`: `files` (file URIs, as `ProposalFile.uri`) limits the
+ * command to those files; the others stay pending. Left out, every file. A URI not in the proposal is an
+ * InvalidParams error.
+ */
+export interface ProposalFilesParams {
+  sessionId?: string | null;
+  files?: string[] | null;
+}
+
 export interface ContextPartWire {
   name: string;
   tokens: number;
@@ -236,13 +246,24 @@ export interface ProposalResult {
   files: ProposalFile[];
 }
 
+/**
+ * `applied`: the editor applied the edit (all or part of it). When it did, `message` says what landed
+ * ("applied 3 of 5 changes in 2 files; 2 changes kept"; a change is one line-diff hunk, one TextEdit); the
+ * changes unticked in a preview and the files not asked for stay pending, by URI in `keptFiles`.
+ */
 export interface ApplyProposalResult {
   applied: boolean;
   failureReason: string | null;
+  message: string | null;
+  changesApplied: number;
+  changesKept: number;
+  keptFiles: string[];
 }
 
+/** `discarded`: some file was dropped; `keptFiles`: the URIs still pending. */
 export interface DiscardProposalResult {
   discarded: boolean;
+  keptFiles: string[];
 }
 
 /**

@@ -26,6 +26,7 @@ import type {
   ListSkillsResult,
   MemoryFileWire,
   ProposalFile,
+  ProposalFilesParams,
   ProposalResult,
   ProposalSummary,
   RunEndedNotification,
@@ -95,6 +96,7 @@ export const WIRE_FIELDS = {
     pruned: 'required',
   } satisfies Fields<CompactResult>,
   SessionParams: { sessionId: 'optional' } satisfies Fields<SessionParams>,
+  ProposalFilesParams: { sessionId: 'optional', files: 'optional' } satisfies Fields<ProposalFilesParams>,
   ContextPartWire: { name: 'required', tokens: 'required' } satisfies Fields<ContextPartWire>,
   ContextResult: {
     contextWindow: 'required',
@@ -118,8 +120,15 @@ export const WIRE_FIELDS = {
     instructions: 'required',
   } satisfies Fields<ProposalFile>,
   ProposalResult: { files: 'required' } satisfies Fields<ProposalResult>,
-  ApplyProposalResult: { applied: 'required', failureReason: 'required' } satisfies Fields<ApplyProposalResult>,
-  DiscardProposalResult: { discarded: 'required' } satisfies Fields<DiscardProposalResult>,
+  ApplyProposalResult: {
+    applied: 'required',
+    failureReason: 'required',
+    message: 'required',
+    changesApplied: 'required',
+    changesKept: 'required',
+    keptFiles: 'required',
+  } satisfies Fields<ApplyProposalResult>,
+  DiscardProposalResult: { discarded: 'required', keptFiles: 'required' } satisfies Fields<DiscardProposalResult>,
   ListSkillsResult: { skills: 'required', skipped: 'required' } satisfies Fields<ListSkillsResult>,
   AgentEventNotification: {
     sessionId: 'required',

@@ -10,8 +10,8 @@ messages, never rename them.
 | ``agent.run`` | ``RunParams`` | ``RunResult`` at once; the run continues in the background |
 | ``agent.cancel`` | ``SessionParams`` | ``CancelResult`` |
 | ``agent.proposal`` | ``SessionParams`` | ``ProposalResult`` |
-| ``agent.applyProposal`` | ``SessionParams`` | ``ApplyProposalResult`` |
-| ``agent.discardProposal`` | ``SessionParams`` | ``DiscardProposalResult`` |
+| ``agent.applyProposal`` | ``ProposalFilesParams`` | ``ApplyProposalResult`` |
+| ``agent.discardProposal`` | ``ProposalFilesParams`` | ``DiscardProposalResult`` |
 | ``agent.runSkill`` | ``RunSkillParams`` | ``RunResult``, as ``agent.run`` |
 | ``agent.listSkills`` | ``ListSkillsParams`` | ``ListSkillsResult`` |
 | ``agent.instructions`` | ``InstructionsParams`` | ``InstructionsResult`` |
@@ -181,6 +181,15 @@ class SessionParams(_Lenient):
     session_id: str | None = Field(default=None, min_length=1)
 
 
+class ProposalFilesParams(_Lenient):
+    """``agent.applyProposal`` and ``agent.discardProposal``: ``sessionId`` as ``SessionParams``; ``files``
+    (file URIs, as ``ProposalFile.uri``) limits the command to those files of the proposal, the others stay
+    pending. Left out (or null), every file. A URI not in the proposal is an InvalidParams error."""
+
+    session_id: str | None = Field(default=None, min_length=1)
+    files: list[str] | None = None
+
+
 class ContextPartWire(_Wire):
     name: str
     tokens: int
@@ -228,12 +237,24 @@ class ProposalResult(_Wire):
 
 
 class ApplyProposalResult(_Wire):
+    """``applied``: the editor applied the edit (all or part of it); ``failureReason`` says why not. When it
+    did, ``message`` says what landed (``applied 3 of 5 changes in 2 files; 2 changes kept``): a change is a
+    line-diff hunk (one ``TextEdit``); the changes the user unticked in a preview, and the files not asked
+    for or skipped, stay pending, listed by URI in ``keptFiles``."""
+
     applied: bool
     failure_reason: str | None = None
+    message: str | None = None
+    changes_applied: int = 0
+    changes_kept: int = 0
+    kept_files: list[str] = Field(default_factory=list)
 
 
 class DiscardProposalResult(_Wire):
+    """``discarded``: some file was dropped; ``keptFiles``: the URIs still pending (the files not named)."""
+
     discarded: bool
+    kept_files: list[str] = Field(default_factory=list)
 
 
 class ListSkillsResult(_Wire):
