@@ -74,6 +74,8 @@ class ContextReport:
         memory_path: the workspace's memory notes file (``tools.memory``), "" for none; not part of the
             request: the model reads it with ``memory_read``.
         memory_bytes: its size in bytes (0 when it does not exist yet).
+        no_model: why no model could be opened ("" when one was): the body was then measured as a Chat
+            Completions request, the most common wire, with the default window.
     """
 
     context_window: int
@@ -82,6 +84,7 @@ class ContextReport:
     parts: tuple[ContextPart, ...]
     memory_path: str = ""
     memory_bytes: int = 0
+    no_model: str = ""
 
     @property
     def used(self) -> int:
@@ -110,6 +113,10 @@ class ContextReport:
             lines.append(
                 f"Memory notes (not in the request until memory_read): {self.memory_path}, "
                 f"{self.memory_bytes:,} bytes"
+            )
+        if self.no_model:
+            lines.append(
+                f"No model to measure with ({self.no_model}): measured as a Chat Completions request"
             )
         return "\n".join(lines)
 

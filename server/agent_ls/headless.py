@@ -29,6 +29,7 @@ from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest
 from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.core.visible_text import visible
 from agent_ls.instructions.agent_context import marker_above
+from agent_ls.runtime import CONTEXT_COMMAND
 from agent_ls.sessions.continuation import find_saved, start_recording
 from agent_ls.sessions.store import SessionFormatError, SessionNotFound, SessionStore
 from agent_ls.settings import EnvSnapshot, process_environ
@@ -222,8 +223,9 @@ async def run_headless(
     )
     if debug:
         session.show_request = _show_request
+    context_only = task.strip() == CONTEXT_COMMAND  # measured without a model call, and not stored
     try:  # a model that cannot be used ends the run before any model call or tool runs
-        client = session.open_model()
+        client = None if context_only else session.open_model()
     except ConfigError as exc:
         session.close()
         print(f"agent-ls: {exc}", file=sys.stderr)
@@ -242,11 +244,13 @@ async def run_headless(
     for note in notes:
         print(f"agent-ls: proposed files {note}", file=sys.stderr)
     try:
-        ended = await session.run(task=task, focus=focus, open_model=lambda: client, emit=recorder)
+        opener = (lambda: client) if client is not None else None
+        ended = await session.run(task=task, focus=focus, open_model=opener, emit=recorder)
     finally:
         session.close()
     sid = session.session_id
-    print(f"agent-ls: session {sid} (go on with --continue, or --session {sid})", file=sys.stderr)
+    if not context_only or saved is not None:
+        print(f"agent-ls: session {sid} (go on with --continue, or --session {sid})", file=sys.stderr)
     changes = session.proposal()
     for change in changes:
         diff = unified_diff(change)

@@ -35,7 +35,7 @@ from agent_ls.instructions.activation import SkillActivations, find_skill, near_
 from agent_ls.instructions.agent_context import DEFAULT_CONTEXT_WINDOW, AgentContext, NestedAttacher
 from agent_ls.instructions.agents_md import render_chain, render_nested
 from agent_ls.instructions.catalog import render_catalog
-from agent_ls.models.request_body import ObservedModel, context_window_of, encoder_of
+from agent_ls.models.request_body import ObservedModel, chat_encoder, context_window_of, encoder_of
 from agent_ls.models.window import token_estimator, window_of
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools.memory import MemoryNotes
@@ -64,6 +64,14 @@ COMPACT_COMMAND = "/compact"
 
 def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
+
+
+def open_or_reason(open_model: ModelOpener) -> tuple[ModelClient | None, str]:
+    """The model client, or None and the one-line reason it cannot be opened (``ConfigError``'s text)."""
+    try:
+        return open_model(), ""
+    except AgentLsError as exc:
+        return None, str(exc)
 
 
 def _chain_labels(context: AgentContext) -> tuple[str, ...]:
@@ -245,6 +253,10 @@ class Session:
         Never raises except for programming errors; a model that cannot be opened ends the run with
         status ``error`` and a one-line reason.
         """
+        if task.strip() == CONTEXT_COMMAND:  # measured even with no model configured
+            ended = await self._answer_context(task, open_model or self.open_model, emit, usage_before)
+            self.last_run = ended
+            return ended
         try:
             model = (open_model or self.open_model)()
         except Exception as exc:  # every run ends with a RunEnded, whatever broke
@@ -262,13 +274,6 @@ class Session:
         if task.split(maxsplit=1)[:1] == [COMPACT_COMMAND]:
             try:
                 ended = await self._answer_compact(task, model, emit, usage_before)
-            finally:
-                await model.aclose()
-            self.last_run = ended
-            return ended
-        if task.strip() == CONTEXT_COMMAND:
-            try:
-                ended = self._answer_context(task, model, emit, usage_before)
             finally:
                 await model.aclose()
             self.last_run = ended
@@ -317,9 +322,11 @@ class Session:
         self.last_run = ended
         return ended
 
-    def context_report(self, model: ModelClient) -> ContextReport:
+    def context_report(self, model: ModelClient | None, no_model: str = "") -> ContextReport:
         """The parts of the next request ``model`` would be sent: the history so far (the system message
-        alone before the first run) with the current tools (``context_report.measure``). Sends nothing."""
+        alone before the first run) with the current tools (``context_report.measure``). Sends nothing.
+        With no model (``no_model`` says why), the body is measured as a Chat Completions request in the
+        default window."""
         messages = list(self.history) or [self.system_message()]  # a snapshot: a run may append
         note = self._reminder(1, Usage())  # what a follow-up's first request would end with
         known = known_texts(
@@ -328,15 +335,16 @@ class Session:
         if note:
             messages.append(UserMessage(note))
             known.append(KnownText(REMINDER, note))
-        window = context_window_of(model)
+        window = context_window_of(model) if model is not None else None
         report = measure(
-            encoder_of(model),
+            encoder_of(model) if model is not None else chat_encoder(""),
             messages,
             list(self.registry.specs()),
             known,
             context_window=window or DEFAULT_CONTEXT_WINDOW,
             window_known=window is not None,
         )
+        report = replace(report, no_model=no_model) if model is None else report
         if self.memory is None:
             return report
         return replace(report, memory_path=str(self.memory.path), memory_bytes=self.memory.size())
@@ -354,10 +362,22 @@ class Session:
         )
         return reminder_text(facts)
 
-    def _answer_context(self, task: str, model: ModelClient, emit: EventSink, before: Usage) -> RunEnded:
-        """``/context``: the report as the answer, without a model call and without touching the history."""
-        emit(RunStarted(session_id=self.session_id, task=task, model=model.model_name))
-        report = self.context_report(model)
+    async def _answer_context(
+        self, task: str, open_model: ModelOpener, emit: EventSink, before: Usage
+    ) -> RunEnded:
+        """``/context``: the report as the answer, without a model call and without touching the history;
+        with no usable model, measured as a Chat Completions request (``context_report``)."""
+        model, no_model = open_or_reason(open_model)
+        try:
+            emit(
+                RunStarted(
+                    session_id=self.session_id, task=task, model=model.model_name if model else "(none)"
+                )
+            )
+            report = self.context_report(model, no_model)
+        finally:
+            if model is not None:
+                await model.aclose()
         ended = RunEnded(
             status="done",
             reason="context report (no model call)",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from pytest_lsp import LanguageClient
 
+from agent_ls.sessions.store import SessionStore
 from tests.e2e.conftest import command, field, model_settings, run_ended, start
 from tests.support.model_server import FakeModelServer
 
@@ -89,3 +92,25 @@ async def test_context_of_an_unknown_session_is_refused(
         assert "no session 'nope'" in str(exc)
     else:
         raise AssertionError("agent.context answered for an unknown session")
+
+
+async def test_context_with_no_session_and_no_model_measures_a_new_one(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+) -> None:
+    """ "Show Context" before any run, with no model set: the report of a new session's first request,
+    saying how it was measured; neither ``agent.context`` nor the ``/context`` task stores a session."""
+    (workspace / "AGENTS.md").write_text(AGENTS_MD)
+    root = await asyncio.to_thread(workspace.resolve)  # the store names the resolved root
+    await start(client, workspace)
+    answer = await command(client, "agent.context", {})
+    assert "no model configured" in field(answer, "noModel")
+    names = [field(part, "name") for part in field(answer, "parts")]
+    for name in ("system prompt", "tool definitions", "instructions: AGENTS.md"):
+        assert name in names
+    assert field(answer, "used") > 0 and field(answer, "contextWindow") == 128_000
+    started = await command(client, "agent.run", {"task": "/context"})
+    ended = await run_ended(client, field(started, "sessionId"))
+    assert field(ended, "status") == "done", field(ended, "reason")
+    assert "No model to measure with (no model configured" in field(ended, "answer")
+    assert SessionStore.from_environ(os.environ).session_ids(root) == []
+    assert model_server.requests == []

@@ -103,3 +103,17 @@ async def test_trace_off_logs_no_request(
     started = await command(client, "agent.run", {"task": "Look"})
     await run_ended(client, field(started, "sessionId"))
     assert not [m for m in client.log_messages if m.message.startswith("agent-ls request: ")]
+
+
+def test_slash_context_needs_no_model_and_stores_no_session(tmp_path: Path) -> None:
+    """With no model configured, ``/context`` still answers (measured as a Chat Completions request), and
+    a question about a session is not a session: nothing is stored, ``--continue`` has nothing to take."""
+    root = _project(tmp_path)
+    env = user_environment()
+    result = run(["run", "/context", "--workspace", str(root)], cwd=tmp_path, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "Context: ~" in result.stderr
+    assert "No model to measure with (no model configured" in result.stderr
+    assert "go on with --continue" not in result.stderr
+    listed = run(["sessions", "--workspace", str(root)], cwd=tmp_path, env=env, timeout=60)
+    assert listed.stdout.strip() == "no sessions stored for this workspace", listed.stdout + listed.stderr

@@ -115,3 +115,17 @@ def test_newer_format_is_refused(tmp_path: Path) -> None:
 def test_unknown_kinds_are_skipped_and_title_is_short() -> None:
     assert shorten("word " * 30).endswith("…") and len(shorten("word " * 30)) <= 60
     assert shorten("first line\nsecond") == "first line"
+
+
+def test_a_session_that_records_nothing_leaves_no_file(tmp_path: Path) -> None:
+    """The header is written with the first event: a ``/context`` question is not a stored session."""
+    store, root = _store(tmp_path), tmp_path / "app"
+    root.mkdir()
+    log = store.create(root, "quiet1")
+    log.close()
+    assert not log.path.exists() and store.session_ids(root) == []
+    log = store.create(root, "s2")
+    log.append("run_start", {"run": 1, "task": "t", "model": "m"})
+    log.close()
+    kinds = [json.loads(line)["kind"] for line in log.path.read_text().splitlines()]
+    assert kinds == ["session", "run_start"] and store.session_ids(root) == ["s2"]

@@ -60,9 +60,6 @@ function quickPickItem(pick: SkillPick): SkillQuickPickItem {
   return { label: pick.label, description: pick.description, ...(pick.detail ? { detail: pick.detail } : {}), pick };
 }
 
-/** The task the server answers with a new run's context report, without a model call. */
-const CONTEXT_TASK = '/context';
-const NEW_RUN_CONTEXT = 'Show a New Run’s Context';
 
 /** The code-review skill that "Agent: Review Current File" runs. */
 const REVIEW_SKILL = 'code-review';
@@ -202,21 +199,8 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     'agentLs.showContext': async () => {
       // The latest run of this window; without one the server takes its own latest session.
       const sessionId = runs.latestSession();
-      let result: ContextResult | undefined;
-      try {
-        result = await server.execute<ContextResult>(CMD_CONTEXT, sessionId ? { sessionId } : {});
-      } catch (error) {
-        if (sessionId) {
-          throw error;
-        }
-        // No session anywhere: the server measures a new run's context only as the task /context
-        // (no model call); its answer is a text report, and the chart works on that session after.
-        const pick = await vscode.window.showInformationMessage(`Agent: ${errorText(error)}`, NEW_RUN_CONTEXT);
-        if (pick === NEW_RUN_CONTEXT) {
-          await runs.launch({ command: CMD_RUN, params: { task: CONTEXT_TASK }, label: CONTEXT_TASK });
-        }
-        return;
-      }
+      // Without a session anywhere, the server measures what a new session's first request would hold.
+      const result = await server.execute<ContextResult>(CMD_CONTEXT, sessionId ? { sessionId } : {});
       if (!result) {
         return;
       }

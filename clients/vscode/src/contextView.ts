@@ -54,6 +54,9 @@ export function renderContext(result: ContextResult, title: string): string {
     'Tokens are estimated as bytes / 4 of the next request, as the server would send it.',
     '',
   );
+  if (result.noModel) {
+    lines.push(`No model to measure with (${result.noModel}): measured as a Chat Completions request.`, '');
+  }
   lines.push('```text', `window  ${windowBar(result)}  ${percent(result.used, result.contextWindow)} used`, '```', '');
   lines.push('## Parts of the next request', '');
   if (result.parts.length === 0) {

@@ -215,6 +215,9 @@ export interface ContextResult {
   parts: ContextPartWire[];
   /** The memory notes of the workspace (the memory tools); null when the session has none. */
   memory: MemoryFileWire | null;
+  /** Why no model could be opened: the body was measured as a Chat Completions request; null when the
+   * session's model measured it. */
+  noModel: string | null;
 }
 
 /** The workspace's memory notes file: not in the request until the model calls `memory_read`. */

@@ -104,6 +104,7 @@ export const WIRE_FIELDS = {
     free: 'required',
     parts: 'required',
     memory: 'required',
+    noModel: 'required',
   } satisfies Fields<ContextResult>,
   MemoryFileWire: { path: 'required', bytes: 'required' } satisfies Fields<MemoryFileWire>,
   CancelResult: { cancelled: 'required' } satisfies Fields<CancelResult>,

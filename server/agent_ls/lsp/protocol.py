@@ -212,6 +212,9 @@ class ContextResult(_Wire):
     parts: list[ContextPartWire]
     memory: MemoryFileWire | None = None
     """The memory notes of the workspace (the memory tools); null when the session has none."""
+    no_model: str | None = None
+    """Why no model could be opened (none configured, a bad model string): the body was then measured as
+    a Chat Completions request in the default window; null when the session's model measured it."""
 
 
 class CancelResult(_Wire):

@@ -41,7 +41,12 @@ def encoder_of(model: ModelClient) -> Encoder:
         found = getattr(found, "inner", None)
         if found is None:
             break
-    name = model.model_name
+    return chat_encoder(model.model_name)
+
+
+def chat_encoder(name: str) -> Encoder:
+    """A Chat Completions body for the model ``name``: the estimate of the most common wire, for a model
+    that builds no body of its own (or none at all: ``/context`` with no model configured)."""
 
     def chat(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
         return chat_request_body(name, messages, tools)

@@ -3,6 +3,7 @@
 
 What is written, per event of ``core.events`` (docs/sessions.md lists every kind):
 
+- a ``/context`` run writes nothing (it only reads the session);
 - ``RunStarted`` → ``run_start {run, task, model}``; ``RunEnded`` → ``run_end {status, reason, answer,
   usage}`` and an ``fsync``;
 - every message the history gained since the last event → ``message {message}`` (``records``);
@@ -38,7 +39,7 @@ from agent_ls.core.events import (
     VerdictGiven,
 )
 from agent_ls.core.messages import AssistantMessage, SystemMessage
-from agent_ls.runtime import Session
+from agent_ls.runtime import CONTEXT_COMMAND, Session
 from agent_ls.sessions.records import change_json, message_json, usage_json
 from agent_ls.sessions.saved import SavedSession
 from agent_ls.sessions.store import SessionLog
@@ -59,6 +60,7 @@ class SessionRecorder:
         self.forward = forward
         self._written = len(session.history)
         self._runs = runs
+        self._quiet = False
         self._approvals = set(session.policy.session_approvals())
         self._skills = {a.name for a in session.activations.active()}
         self._nested = {str(f.real_path) for f in session.nested.loaded()} if session.nested else set()
@@ -75,6 +77,11 @@ class SessionRecorder:
             self.forward(event)
 
     def _record(self, event: Event) -> None:
+        if isinstance(event, RunStarted) and event.task.strip() == CONTEXT_COMMAND:
+            self._quiet = True  # a question about the session, not part of it: nothing is written
+        if self._quiet:
+            self._quiet = not isinstance(event, RunEnded)
+            return
         if isinstance(event, RunStarted):
             self._runs += 1
             self.log.append("run_start", {"run": self._runs, "task": event.task, "model": event.model})

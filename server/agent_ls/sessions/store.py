@@ -91,12 +91,14 @@ class SessionLog:
 
     Contract: ``append`` never raises for a full disk or a vanished folder; it logs nothing with the
     payload (it may hold file texts) and keeps the run going: the store is a record, not the run.
-    ``broken`` tells whether a write failed.
+    ``broken`` tells whether a write failed. ``header`` (a new session's first line, not redacted) is
+    written just before the first appended line, so the file exists only once something is recorded.
     """
 
-    def __init__(self, path: Path, redactor: Redactor) -> None:
+    def __init__(self, path: Path, redactor: Redactor, header: Mapping[str, Any] | None = None) -> None:
         self.path = path
         self._redactor = redactor
+        self._header = dict(header) if header is not None else None
         self._fd: int | None = None
         self.broken: str | None = None
         self._queue: queue.Queue[tuple[str, str, Mapping[str, Any]] | None] = queue.Queue()
@@ -137,6 +139,9 @@ class SessionLog:
                     return
                 kind, at, payload = item
                 try:
+                    if self._header is not None:  # a new session's file starts with its first event
+                        header, self._header = self._header, None
+                        self.write_line(header)
                     self.write_line({"kind": kind, "at": at, **self._redactor.value(payload)})
                 except Exception as exc:  # never kill the writer: the next lines still go out
                     self.broken = f"{self.path}: {type(exc).__name__}"
@@ -266,19 +271,17 @@ class SessionStore:
         return self.folder(workspace) / f"{check_id(session_id)}.jsonl"
 
     def create(self, workspace: Path, session_id: str) -> SessionLog:
-        """A new session file with its header line written."""
-        log = SessionLog(self.path(workspace, session_id), self.redactor)
-        log.write_line(
-            {
-                "kind": "session",
-                "format": FORMAT_VERSION,
-                "harness": __version__,
-                "workspace": str(workspace),
-                "sessionId": session_id,
-                "createdAt": now_iso(),
-            }
-        )
-        return log
+        """The log of a new session. Its file is created, header line first, with the first event
+        appended: a session that records nothing (a ``/context`` run) leaves no file behind."""
+        header = {
+            "kind": "session",
+            "format": FORMAT_VERSION,
+            "harness": __version__,
+            "workspace": str(workspace),
+            "sessionId": session_id,
+            "createdAt": now_iso(),
+        }
+        return SessionLog(self.path(workspace, session_id), self.redactor, header)
 
     def reopen(self, workspace: Path, session_id: str) -> SessionLog:
         """The log of a stored session, to append to. Raises ``SessionNotFound``."""

@@ -16,6 +16,7 @@ const answer = (over: Partial<ContextResult> = {}): ContextResult => ({
     { name: 'instructions: AGENTS.md', tokens: 190 },
   ],
   memory: { path: '/state/ws/memory.md', bytes: 1234 },
+  noModel: null,
   ...over,
 });
 
@@ -68,4 +69,10 @@ test('no parts, no memory file, a full window', () => {
   assert.match(text, new RegExp(`window  ${'▓'.repeat(40)}  100\\.0% used`));
   assert.match(text, /The request is empty\./);
   assert.match(text, /No memory notes file for this session\./);
+});
+
+test('with no model configured, the report says how it was measured', () => {
+  const text = renderContext(answer({ noModel: 'no model configured' }), 'the latest session');
+  assert.ok(text.includes('No model to measure with (no model configured): measured as a Chat Completions request.'));
+  assert.ok(!renderContext(answer(), 'the latest session').includes('No model to measure with'));
 });

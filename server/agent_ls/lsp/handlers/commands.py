@@ -58,7 +58,7 @@ def _file_path(uri: str | None) -> Path | None:
     return Path(fs).resolve() if fs else None
 
 
-def _root_for(ls: AgentLanguageServer, file_path: Path | None) -> Path:
+def root_for(ls: AgentLanguageServer, file_path: Path | None) -> Path:
     """The workspace folder holding ``file_path`` (the deepest), else the first folder, else the file's
     own folder. Raises ``JsonRpcInvalidParams`` with no folder and no file."""
     roots = sorted(ls.state.roots, key=lambda r: len(r.parts), reverse=True)
@@ -88,7 +88,7 @@ def _diagnostic_lines(diagnostics: list[p.WireDiagnostic] | None) -> tuple[str, 
 
 def _root_and_focus(ls: AgentLanguageServer, params: p.RunParams) -> tuple[Path, Focus]:
     file_path = _file_path(params.uri)
-    root = _root_for(ls, file_path)
+    root = root_for(ls, file_path)
     if file_path is None or not file_path.is_relative_to(root):
         return root, Focus()
     focus = Focus(
@@ -342,7 +342,7 @@ async def _context_for(ls: AgentLanguageServer, uri: str | None) -> AgentContext
     """The chain and skills for the file ``uri`` (or the first workspace folder), read in a thread. A file
     outside every folder gets the folder's chain, with a notice saying so."""
     file_path = _file_path(uri)
-    root = _root_for(ls, file_path)
+    root = root_for(ls, file_path)
     config = config_files.for_root(ls, root)
     return await asyncio.to_thread(_load_context, root, file_path, config)
 
