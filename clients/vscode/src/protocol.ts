@@ -19,6 +19,7 @@
  * | `agent.context`         | `SessionParams`      | `ContextResult`         |
  * | `agent.listSessions`    | `ListSessionsParams` | `ListSessionsResult`    |
  * | `agent.compact`         | `CompactParams`      | `CompactResult`         |
+ * | `agent.clearFindings`   | `ClearFindingsParams` | `ClearFindingsResult`  |
  *
  * Notifications (server to client): `agent/event` (`AgentEventNotification`; a subagent's events carry
  * `subagent`), `agent/runEnded` (`RunEndedNotification`) and `agent/todos` (`TodosNotification`, the
@@ -38,6 +39,7 @@ export const CMD_INSTRUCTIONS = 'agent.instructions';
 export const CMD_CONTEXT = 'agent.context';
 export const CMD_LIST_SESSIONS = 'agent.listSessions';
 export const CMD_COMPACT = 'agent.compact';
+export const CMD_CLEAR_FINDINGS = 'agent.clearFindings';
 
 export const AGENT_EVENT = 'agent/event';
 export const AGENT_RUN_ENDED = 'agent/runEnded';
@@ -54,7 +56,11 @@ export type EventKind =
   | 'toolResult'
   | 'usage'
   | 'proposalChanged'
-  | 'compacted';
+  | 'compacted'
+  | 'findings';
+
+/** The `source` of the diagnostics that carry review findings (their `data` is a `FindingData`). */
+export const REVIEW_SOURCE = 'agent-ls review';
 
 /** 0-based, in the negotiated position encoding (UTF-16 code units in VS Code). */
 export interface WirePosition {
@@ -433,4 +439,30 @@ export interface RunEndedNotification {
   usage: UsageSummary;
   sessionUsage: UsageSummary;
   proposal: ProposalSummary;
+}
+
+/** A review finding: `path` workspace-relative POSIX, `line` and `endLine` 1-based and inclusive. */
+export interface ReviewFindingWire {
+  path: string;
+  line: number;
+  endLine: number;
+  severity: 'error' | 'warning' | 'info' | 'hint';
+  message: string;
+}
+
+/** The `data` of a review-finding diagnostic: the session that reported it, and the finding. */
+export interface FindingData {
+  sessionId: string;
+  finding: ReviewFindingWire;
+}
+
+/** `agent.clearFindings`: the findings of `sessionId` (left out: every session) on `uris` (left out: every file). */
+export interface ClearFindingsParams {
+  sessionId?: string | null;
+  uris?: string[] | null;
+}
+
+export interface ClearFindingsResult {
+  /** How many finding diagnostics were removed. */
+  cleared: number;
 }

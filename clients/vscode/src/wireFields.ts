@@ -10,12 +10,15 @@ import type {
   AgentEventNotification,
   ApplyProposalResult,
   CancelResult,
+  ClearFindingsParams,
+  ClearFindingsResult,
   CompactParams,
   CompactResult,
   ContextPartWire,
   ContextResult,
   DiscardProposalResult,
   EventKind,
+  FindingData,
   InstructionFileInfo,
   InstructionImport,
   InstructionsParams,
@@ -32,6 +35,7 @@ import type {
   RunEndedNotification,
   RunParams,
   RunResult,
+  ReviewFindingWire,
   RunSkillParams,
   SessionParams,
   SubagentMarker,
@@ -171,6 +175,16 @@ export const WIRE_FIELDS = {
     sessionUsage: 'required',
     proposal: 'required',
   } satisfies Fields<RunEndedNotification>,
+  ReviewFindingWire: {
+    path: 'required',
+    line: 'required',
+    endLine: 'required',
+    severity: 'required',
+    message: 'required',
+  } satisfies Fields<ReviewFindingWire>,
+  FindingData: { sessionId: 'required', finding: 'required' } satisfies Fields<FindingData>,
+  ClearFindingsParams: { sessionId: 'optional', uris: 'optional' } satisfies Fields<ClearFindingsParams>,
+  ClearFindingsResult: { cleared: 'required' } satisfies Fields<ClearFindingsResult>,
 } as const;
 
 /**
@@ -247,4 +261,5 @@ export const EVENT_KINDS = Object.keys({
   usage: true,
   proposalChanged: true,
   compacted: true,
+  findings: true,
 } satisfies Record<EventKind, true>) as EventKind[];

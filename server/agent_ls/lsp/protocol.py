@@ -16,10 +16,15 @@ messages, never rename them.
 | ``agent.listSkills`` | ``ListSkillsParams`` | ``ListSkillsResult`` |
 | ``agent.instructions`` | ``InstructionsParams`` | ``InstructionsResult`` |
 | ``agent.listSessions`` | ``ListSessionsParams`` | ``ListSessionsResult`` |
+| ``agent.clearFindings`` | ``ClearFindingsParams`` | ``ClearFindingsResult`` |
 
 Notifications (server to client): ``agent/event`` (``AgentEventNotification``; a subagent's events carry
 ``subagent``), ``agent/runEnded`` (``RunEndedNotification``) and ``agent/todos`` (``TodosNotification``, the
 whole todo list each time the model writes it).
+
+Review findings (the ``review_findings`` tool) are LSP diagnostics with source ``REVIEW_SOURCE`` whose
+``data`` is a ``FindingData``; the ``agent/event`` of kind ``findings`` carries them as
+``path:line: severity: message`` lines.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ CMD_INSTRUCTIONS = "agent.instructions"
 CMD_CONTEXT = "agent.context"
 CMD_LIST_SESSIONS = "agent.listSessions"
 CMD_COMPACT = "agent.compact"
+CMD_CLEAR_FINDINGS = "agent.clearFindings"
 
 AGENT_EVENT = "agent/event"
 AGENT_RUN_ENDED = "agent/runEnded"
@@ -57,7 +63,11 @@ EventKind = Literal[
     "usage",
     "proposalChanged",
     "compacted",
+    "findings",
 ]
+
+REVIEW_SOURCE = "agent-ls review"
+"""The ``source`` of the diagnostics that carry review findings."""
 
 
 ApprovalAnswer = Literal["once", "session", "always", "deny"]
@@ -338,3 +348,36 @@ class RunEndedNotification(_Wire):
     usage: UsageSummary
     session_usage: UsageSummary
     proposal: ProposalSummary
+
+
+class ReviewFindingWire(_Lenient):
+    """A review finding (``core.review.ReviewFinding``): ``path`` workspace-relative POSIX, ``line`` and
+    ``endLine`` 1-based and inclusive."""
+
+    path: str
+    line: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    severity: Literal["error", "warning", "info", "hint"]
+    message: str
+
+
+class FindingData(_Lenient):
+    """The ``data`` of a review-finding diagnostic: the session that reported it (``agent.run {sessionId}``
+    continues it) and the finding."""
+
+    session_id: str
+    finding: ReviewFindingWire
+
+
+class ClearFindingsParams(_Lenient):
+    """``agent.clearFindings``: clear the review findings of ``sessionId`` (left out: of every session) on
+    ``uris`` (left out: on every file)."""
+
+    session_id: str | None = None
+    uris: list[str] | None = None
+
+
+class ClearFindingsResult(_Wire):
+    """``cleared``: how many finding diagnostics were removed."""
+
+    cleared: int
