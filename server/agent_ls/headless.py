@@ -25,12 +25,14 @@ from agent_ls.core.context import Focus
 from agent_ls.core.errors import ConfigError
 from agent_ls.core.events import Event
 from agent_ls.core.loop import LoopLimits
-from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest
+from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest, ModelClient
 from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.core.visible_text import visible
 from agent_ls.instructions.agent_context import marker_above
-from agent_ls.runtime import CONTEXT_COMMAND
+from agent_ls.runtime import CONTEXT_COMMAND, Session
 from agent_ls.sessions.continuation import find_saved, start_recording
+from agent_ls.sessions.run_lock import RunLock, SessionBusy
+from agent_ls.sessions.saved import SavedSession
 from agent_ls.sessions.store import SessionFormatError, SessionNotFound, SessionStore
 from agent_ls.settings import EnvSnapshot, process_environ
 from agent_ls.terminal_text import diff_notes, escapes
@@ -240,6 +242,31 @@ async def run_headless(
         )
     for diagnostic in session.context.skills.skipped:
         print(f"agent-ls: {diagnostic}", file=sys.stderr)
+    lock = RunLock(store.path(root, session.session_id))
+    try:  # a run of this session in another process (an editor's server, another terminal) goes first
+        if not context_only:  # /context only reads
+            lock.acquire()
+    except SessionBusy as exc:
+        session.close()
+        print(f"agent-ls: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return await _run_locked(session, store, saved, task, focus, client, context_only, apply)
+    finally:
+        lock.release()
+
+
+async def _run_locked(
+    session: Session,
+    store: SessionStore,
+    saved: SavedSession | None,
+    task: str,
+    focus: Focus,
+    client: ModelClient | None,
+    context_only: bool,
+    apply: bool,
+) -> int:
+    """The run of ``run_headless`` once the session's lock is held: recorded, shown, applied."""
     recorder, notes = start_recording(store, session, saved, _render)
     for note in notes:
         print(f"agent-ls: proposed files {note}", file=sys.stderr)

@@ -28,6 +28,7 @@ from tests.e2e.conftest import (
     prepare_client,
     start,
 )
+from tests.support.agent_cli import run, user_environment
 from tests.support.model_server import FakeModelServer
 
 NOTES = "# Notes\n\nmean() divides by len(values).\n"
@@ -242,3 +243,41 @@ async def test_run_skill_continues_a_session(
     texts = _texts(model_server.requests[1])
     assert any("mean() is off by one." in m for m in texts)  # the first run's answer
     assert any("skill:explain" in m for m in texts)  # then the skill, explicitly
+
+
+async def test_a_session_running_in_the_editor_is_refused_to_the_command_line(
+    tmp_path: Path, workspace: Path, model_server: FakeModelServer
+) -> None:
+    """The editor's server holds the session's run lock while it runs: ``agent-ls run --session`` in a
+    terminal is refused with the server's pid, and may go on once the editor's run has ended."""
+    sleeper = {"id": "call_sleep", "name": "bash", "arguments": {"command": "sleep 29.5"}}
+    model_server.steps.extend([{"tool_calls": [sleeper]}, {"content": "Stopped."}, {"content": "Went on."}])
+    state = tmp_path / "state"
+    env = user_environment(
+        AGENT_LS_STATE_DIR=str(state),
+        AGENT_LS_API_KEY=SECRET_KEY,
+        AGENT_LS_BASE_URL=model_server.base_url,
+        AGENT_LS_MODEL="openai/test-model",
+    )
+    cli = ["run", "go on", "--yes", "--workspace", str(workspace)]
+    async with _server(state, workspace, model_server) as client:
+        client.agent["answers"].append("Allow for this session")  # type: ignore[attr-defined]
+        session_id = await _run(client, "Sleep a while")
+        async with asyncio.timeout(30):
+            while True:  # the approval was asked: the command runs next
+                if client.agent["prompts"]:  # type: ignore[attr-defined]
+                    break
+                await asyncio.sleep(0.02)
+        await asyncio.sleep(0.5)  # the command is running
+        refused = await asyncio.to_thread(run, [*cli, "--session", session_id], cwd=tmp_path, env=env)
+        assert refused.returncode == 2, refused.stderr
+        assert client._server is not None
+        assert f"session {session_id} is running a task in agent-ls process {client._server.pid}" in (
+            refused.stderr
+        )
+        assert len(model_server.requests) == 1
+        await command(client, "agent.cancel", {"sessionId": session_id})
+        assert field(await _ended(client, session_id, 1), "status") == "cancelled"
+        went_on = await asyncio.to_thread(run, [*cli, "--session", session_id], cwd=tmp_path, env=env)
+        assert went_on.returncode == 0, went_on.stderr
+        assert "Went on." in went_on.stderr or "Stopped." in went_on.stderr

@@ -137,3 +137,44 @@ def test_a_run_killed_mid_tool_is_repaired_and_continued(tmp_path: Path) -> None
         results = {m["tool_call_id"]: m["content"] for m in resumed if m["role"] == "tool"}
         assert "interrupted" in results["call_sleep"] and "interrupted" not in results["call_b"]
     assert (root / "b.txt").read_text() == "bee\n" and (root / "c.txt").read_text() == "sea\n"
+
+
+def test_a_session_running_in_another_process_is_refused_until_that_process_ends(tmp_path: Path) -> None:
+    """One run per session across processes (an editor's server and a terminal, two terminals): the
+    second is refused with the holder's pid and writes nothing; a SIGKILL of the holder frees the session."""
+    root, state = _project(tmp_path), tmp_path / "state"
+    sleeper = {"id": "call_sleep", "name": "bash", "arguments": {"command": "sleep 29.25"}}
+    steps = [{"tool_calls": [sleeper]}, _write("c.txt", "sea\n"), {"content": "Done."}]
+    with FakeModelServer(steps) as model:
+        env = _env(state, model)
+        holder = subprocess.Popen(
+            [sys.executable, "-m", "agent_ls", "run", "sleep a while", "--yes"],
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            assert holder.stderr is not None
+            seen = b""
+            while b"sleep 29.25" not in seen and time.monotonic() < deadline:
+                seen += holder.stderr.read1(4096)
+            assert b"sleep 29.25" in seen, seen
+            (listed,) = _sessions(root, env)
+            sid = listed["sessionId"]
+            stored = (state / "sessions").rglob(f"{sid}.jsonl")
+            (path,) = list(stored)
+            size = path.stat().st_size
+            second = _agent_ls("run", "and c.txt", "--session", sid, "--yes", root=root, env=env)
+            assert second.returncode == 2, second.stderr
+            assert f"session {sid} is running a task in agent-ls process {holder.pid}" in second.stderr
+            assert len(model.requests) == 1 and path.stat().st_size == size  # nothing sent, nothing written
+        finally:
+            os.killpg(holder.pid, signal.SIGKILL)
+            holder.wait(timeout=30)
+        go_on = _agent_ls("run", "and c.txt", "--continue", "--yes", "--apply", root=root, env=env)
+        assert go_on.returncode == 0, go_on.stderr
+    assert (root / "c.txt").read_text() == "sea\n"

@@ -26,6 +26,7 @@ from agent_ls.lsp.action_items import approval_converter
 from agent_ls.lsp.capabilities import ClientFlags
 from agent_ls.lsp.well_formed import WellFormedProtocol
 from agent_ls.runtime import Session
+from agent_ls.sessions.run_lock import RunLock
 from agent_ls.sessions.store import SessionLog, SessionStore
 from agent_ls.settings import EditorSettings
 
@@ -45,6 +46,8 @@ class SessionEntry:
     run_task: asyncio.Task[None] | None = None
     log: SessionLog | None = None
     """The session's file in the session store (docs/sessions.md); None when it could not be opened."""
+    run_lock: RunLock | None = None
+    """Held while a run goes, so that another process cannot run the session meanwhile."""
 
 
 @dataclass

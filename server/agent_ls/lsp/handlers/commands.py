@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as t
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.uris import to_fs_path
 
 from agent_ls.assembly import assemble_session
@@ -36,8 +36,9 @@ from agent_ls.lsp.command_args import parse_params
 from agent_ls.lsp.handlers import config_files, sessions
 from agent_ls.lsp.render import LspEventRenderer, usage_summary
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
-from agent_ls.runtime import Session
+from agent_ls.runtime import CONTEXT_COMMAND, Session
 from agent_ls.sessions.resume import SessionRecorder
+from agent_ls.sessions.run_lock import RunLock, SessionBusy
 from agent_ls.settings import EnvSnapshot, process_environ
 from agent_ls.workspace.diffs import line_counts, unified_diff
 
@@ -194,8 +195,15 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
         )
     if settings.trace != "off":  # agentLs.trace: each request in the editor's log, the key redacted
         session.show_request = functools.partial(_log_request, ls)
+    lock = RunLock(ls.state.store.path(session.root, session.session_id))
+    try:  # a run of this session in another process (``agent-ls run --continue``) goes first
+        if params.task.strip() != CONTEXT_COMMAND:  # /context only reads
+            lock.acquire()
+    except SessionBusy as exc:
+        session.close()
+        raise JsonRpcInvalidRequest(str(exc)) from None
     token = f"agent-ls/{session.session_id}/{uuid.uuid4().hex[:8]}"
-    entry = SessionEntry(session=session, task_text=params.task, progress_token=token)
+    entry = SessionEntry(session=session, task_text=params.task, progress_token=token, run_lock=lock)
     entry.log = sessions.open_log(ls, session, new=saved is None)
     recorder = SessionRecorder(entry.log, session, lambda event: None, runs=saved.runs if saved else 0)
     if saved is not None:
@@ -243,6 +251,8 @@ async def _drive(
             await renderer.run_ended_sent()  # its summary reads the proposal before the session closes
         finally:
             session.close()
+            if entry.run_lock is not None:
+                entry.run_lock.release()
 
 
 async def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotification:
