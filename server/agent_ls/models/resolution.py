@@ -44,11 +44,7 @@ from urllib.parse import urlsplit
 from agent_ls.config import LoadedConfig, ProviderConfig, RetryConfig, WireApi
 from agent_ls.core.errors import ConfigError
 from agent_ls.core.ports import ModelClient
-from agent_ls.models.anthropic import AnthropicClient
 from agent_ls.models.base import Prices, WireConfig
-from agent_ls.models.openai_chat import OpenAIChatClient
-from agent_ls.models.openai_responses import OpenAIResponsesClient
-from agent_ls.models.replay import ReplayModel
 from agent_ls.models.retry import RetryingModel, RetryPolicy
 from agent_ls.settings import EditorSettings, EnvSnapshot
 
@@ -307,7 +303,10 @@ def open_model(choice: ModelChoice, *, timeout_s: float = 120.0) -> ModelClient:
         ConfigError: the replay script cannot be read or has the wrong shape; the endpoint needs a key
             and there is none (``key_required``), naming the variable to set.
     """
+    # Each wire API's module is imported when it is chosen: a run loads one of them (start-up time).
     if choice.wire_api == "replay":
+        from agent_ls.models.replay import ReplayModel
+
         return ReplayModel(choice.model)
     if choice.key_required and choice.api_key is None:  # said now, not after three retries of a 401
         raise ConfigError(
@@ -330,10 +329,16 @@ def open_model(choice: ModelChoice, *, timeout_s: float = 120.0) -> ModelClient:
     client: ModelClient
     match choice.wire_api:
         case "openai-chat":
+            from agent_ls.models.openai_chat import OpenAIChatClient
+
             client = OpenAIChatClient(wire)
         case "anthropic":
+            from agent_ls.models.anthropic import AnthropicClient
+
             client = AnthropicClient(wire)
         case "openai-responses":
+            from agent_ls.models.openai_responses import OpenAIResponsesClient
+
             client = OpenAIResponsesClient(wire)
         case _:
             assert_never(choice.wire_api)
