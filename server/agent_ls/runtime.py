@@ -26,7 +26,7 @@ from agent_ls.core.context import Focus, system_prompt, task_message
 from agent_ls.core.errors import AgentLsError
 from agent_ls.core.events import ContextCompacted, Event, EventSink, InstructionsLoaded, RunEnded, RunStarted
 from agent_ls.core.loop import LoopLimits, run_loop
-from agent_ls.core.messages import NO_USAGE, Message, SystemMessage, Usage, UserMessage
+from agent_ls.core.messages import NO_USAGE, AssistantMessage, Message, SystemMessage, Usage, UserMessage
 from agent_ls.core.ports import ModelClient
 from agent_ls.core.proposal import FileChange
 from agent_ls.core.reminder import ReminderFacts, reminder_text
@@ -38,6 +38,8 @@ from agent_ls.instructions.catalog import render_catalog
 from agent_ls.models.request_body import ObservedModel, chat_encoder, context_window_of, encoder_of
 from agent_ls.models.window import token_estimator, window_of
 from agent_ls.policy.engine import PermissionPolicy
+from agent_ls.tools import read_output
+from agent_ls.tools.base import OutputKeeper
 from agent_ls.tools.memory import MemoryNotes
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.tools.session_tools import deferred_tools, origin_of
@@ -129,6 +131,7 @@ class Session:
         history: the conversation so far (system message first).
         last_run: the ``RunEnded`` of the last run, or None.
         compaction: what compactions keep across runs (the user's messages); see ``core.compaction``.
+        outputs: where the whole text of cut tool results is kept (``keep_outputs``), or None.
     """
 
     session_id: str
@@ -155,6 +158,7 @@ class Session:
     history: list[Message] = field(default_factory=list, init=False)
     last_run: RunEnded | None = field(default=None, init=False)
     compaction: CompactionState = field(default_factory=CompactionState, init=False)
+    outputs: OutputKeeper | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self._seen_generation = self.context_generation() if self.context_generation is not None else 0
@@ -171,8 +175,24 @@ class Session:
                 self.memory,
                 lambda: origin_of(self.session_id, self.history),
                 [task_tool(self.subagents)] if self.subagents is not None else [],
+                outputs=self.outputs,
             ),
         )
+
+    def keep_outputs(self, keeper: OutputKeeper) -> None:
+        """Keep the whole text of cut tool results in ``keeper`` (the session store's, opened after
+        assembly): the registry keeps them and says so, the deferred ``read_output`` reads them, and
+        compaction's placeholders name it. A history that called ``read_output`` has it loaded again."""
+        self.outputs = keeper
+        self.registry.keep_outputs(keeper)
+        self._set_skill_tool()
+        if any(
+            call.name == read_output.NAME
+            for m in self.history
+            if isinstance(m, AssistantMessage)
+            for call in m.tool_calls
+        ):
+            self.registry.load([read_output.NAME])
 
     def _chain_text(self) -> str:
         """The AGENTS.md chain as the model reads it ("" for none): what a subagent is given."""
@@ -403,6 +423,7 @@ class Session:
             threshold=self.compact_threshold,
             summarizer=self.open_summarizer,
             auto=window is not None,
+            refetch=self.outputs is not None,
         )
 
     async def _answer_compact(

@@ -13,7 +13,8 @@ and Codex's summary):
 1. prune: every tool result older than the last exchange, bulky (over ``BULKY_BYTES``) and beyond the
    most recent ``keep_recent`` tokens of results (all of them, when that is not enough) becomes a
    placeholder saying how to get it again
-   (``[output of bash `pytest -q` at turn 7 pruned to save context; run it again]``). Never pruned: user
+   (``[output of bash `pytest -q` at turn 7 pruned to save context; run it again]``; when the session keeps
+   outputs, ``refetch``: ``...; read_output {"call_id": "c7"} gets it back]``). Never pruned: user
    messages, the ``skill`` tool's results (skill bodies), the todo list's, and the ``<instructions>`` blocks
    (nested AGENTS.md files) a result carries: those stay in the placeholder;
 2. summarize, when pruning was not enough (or the compaction was asked for): the model (or the cheaper
@@ -136,6 +137,8 @@ class Compactor:
             own model; one that cannot be opened leaves the summary to the run's model (logged).
         auto: compact when over ``limit``; False when the window is not known (then only a provider's
             overflow error or a manual compaction does).
+        refetch: the session keeps its tool outputs (``read_output`` reads them again): placeholders name
+            the call to read instead of asking to run it again.
     """
 
     context_window: int
@@ -148,6 +151,7 @@ class Compactor:
     threshold: float = DEFAULT_THRESHOLD
     summarizer: Callable[[], ModelClient] | None = None
     auto: bool = True
+    refetch: bool = False
     _reported: tuple[int, int] | None = field(default=None, init=False)
 
     @property
@@ -211,11 +215,11 @@ class Compactor:
         def size() -> int:
             return self.estimate([*history, *trailing], tools)
 
-        pruned = prune(history, keep_recent=self.keep_recent, estimate=self.estimate)
+        pruned = prune(history, keep_recent=self.keep_recent, estimate=self.estimate, refetch=self.refetch)
         self._reported = None
         after = size()
         if not force and after > self.limit:  # every older result before a model call
-            pruned += prune(history, keep_recent=0, estimate=self.estimate)
+            pruned += prune(history, keep_recent=0, estimate=self.estimate, refetch=self.refetch)
             after = size()
         if not force and after <= self.limit:
             return CompactionResult("pruned", before, after, pruned)
@@ -227,7 +231,9 @@ class Compactor:
         history[:] = [self.system_message(), UserMessage(self._handoff(summary)), *tail]
         after = size()
         if after > self.limit or after >= before:  # a retry after an overflow must be smaller
-            pruned += prune(history, keep_recent=0, estimate=self.estimate, protect_last=False)
+            pruned += prune(
+                history, keep_recent=0, estimate=self.estimate, protect_last=False, refetch=self.refetch
+            )
             after = size()
         self.state.count += 1
         return CompactionResult("summarized", before, after, pruned)
@@ -322,8 +328,10 @@ def _calls(history: Sequence[Message]) -> dict[str, tuple[ToolCall, int]]:
     return found
 
 
-def placeholder(call: ToolCall | None, name: str, turn: int | None) -> str:
-    """What a pruned result says: which call, at which turn, and how to get the output again."""
+def placeholder(call: ToolCall | None, name: str, turn: int | None, refetch_id: str | None = None) -> str:
+    """What a pruned result says: which call, at which turn, and how to get the output again: with
+    ``refetch_id`` (the call's id, when the session keeps outputs) ``read_output {"call_id": "c7"} gets it
+    back``, else run or read it again."""
     args: dict[str, object] = {}
     if call is not None:
         try:
@@ -335,6 +343,8 @@ def placeholder(call: ToolCall | None, name: str, turn: int | None) -> str:
     subject = f" `{' '.join(str(what).split())[:120]}`" if what else ""
     when = f" at turn {turn}" if turn is not None else ""
     again = {"bash": "run it again", "read_file": "read the file again"}.get(name, "call the tool again")
+    if refetch_id is not None:
+        again = f"read_output {json.dumps({'call_id': refetch_id}, ensure_ascii=False)} gets it back"
     return f"[output of {name}{subject}{when} pruned to save context; {again}]"
 
 
@@ -344,12 +354,14 @@ def prune(
     keep_recent: int,
     estimate: Estimator,
     protect_last: bool = True,
+    refetch: bool = False,
 ) -> int:
     """Replace old bulky tool results with placeholders, newest kept first; returns how many.
 
     The results after the last assistant message are kept when ``protect_last``; then results are kept,
     newest first, while they fit in ``keep_recent`` tokens. Results of ``NEVER_PRUNED_TOOLS`` and results
-    already small are never replaced; ``<instructions>`` blocks in a replaced result stay.
+    already small are never replaced; ``<instructions>`` blocks in a replaced result stay. With
+    ``refetch``, placeholders name the call for ``read_output``.
     """
     calls = _calls(history)
     last_assistant = max(
@@ -372,7 +384,8 @@ def prune(
             continue
         call, turn = calls.get(message.call_id, (None, None))
         blocks = _INSTRUCTIONS.findall(message.content)
-        text = "\n\n".join([placeholder(call, message.name, turn), *blocks])
+        refetch_id = message.call_id if refetch else None
+        text = "\n\n".join([placeholder(call, message.name, turn, refetch_id), *blocks])
         history[index] = replace(message, content=text)
         count += 1
     return count

@@ -40,6 +40,7 @@ from agent_ls.core.events import (
 )
 from agent_ls.core.messages import AssistantMessage, SystemMessage
 from agent_ls.runtime import CONTEXT_COMMAND, Session
+from agent_ls.sessions.outputs import SessionOutputs
 from agent_ls.sessions.records import change_json, message_json, usage_json
 from agent_ls.sessions.saved import SavedSession
 from agent_ls.sessions.store import SessionLog
@@ -48,7 +49,8 @@ from agent_ls.workspace.rebase import disk_text_now
 
 class SessionRecorder:
     """An ``EventSink`` that writes ``session``'s events and new messages to ``log``, then passes each
-    event on to ``forward``. Never raises for a write that fails (``SessionLog.append``).
+    event on to ``forward``. Never raises for a write that fails (``SessionLog.append``). The session keeps
+    the whole text of its cut tool results beside ``log`` from then on (``sessions.outputs``).
 
     Args:
         written: how many messages of ``session.history`` the file holds already (a resumed session's).
@@ -58,6 +60,7 @@ class SessionRecorder:
         self.log = log
         self._session = session
         self.forward = forward
+        session.keep_outputs(SessionOutputs(log))
         self._written = len(session.history)
         self._runs = runs
         self._quiet = False

@@ -105,6 +105,11 @@ class SessionLog:
         self._writer: threading.Thread | None = None
         self._start_lock = threading.Lock()
 
+    @property
+    def redactor(self) -> Redactor:
+        """What every appended line goes through (``sessions.outputs`` cleans the kept outputs with it)."""
+        return self._redactor
+
     def _open(self) -> int:
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

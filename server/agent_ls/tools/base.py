@@ -45,6 +45,9 @@ class ToolOutput:
         instructions: trusted instruction blocks (a skill's body) placed after the data-marked result,
             never inside it, and not truncated by the registry; "" for none.
         instruction_sources: their labels (``skill:code-review``), for the ``InstructionsLoaded`` event.
+        full_text: the whole of what ``text`` shows cut (a command's uncut output, its lines numbered as
+            ``text``'s omission note numbers them), which the registry keeps for ``read_output``; None
+            when ``text`` is whole.
     """
 
     text: str
@@ -52,6 +55,22 @@ class ToolOutput:
     proposal_changed: bool = False
     instructions: str = ""
     instruction_sources: tuple[str, ...] = ()
+    full_text: str | None = None
+
+
+class OutputKeeper(Protocol):
+    """Keeps the whole text of tool results the model saw cut, so it can be read again (``read_output``).
+
+    Contract: ``keep`` stores ``text`` under ``call_id`` (a later call with the same id replaces it: ids
+    may repeat) and returns False when it could not (a full disk); ``read`` returns the text kept for
+    ``call_id``, or else the result the model read for that call (also one compaction pruned since, also
+    one of an earlier process), or None for an id the session never had. Both block on the disk (callers
+    run them in a worker thread) and never raise. What they keep and return has secrets redacted.
+    """
+
+    def keep(self, call_id: str, text: str) -> bool: ...
+
+    def read(self, call_id: str) -> str | None: ...
 
 
 class InstructionAttacher(Protocol):

@@ -6,7 +6,9 @@ formatter's output) are brought into the proposal, which then changes (``Proposa
 changes and deletions are undone (see ``workspace/shell_runner.py``).
 Output: ``exit code N`` then the combined stdout and stderr (``(no output)`` when empty), as capped
 by the runner. A command still running after ``ToolContext.command_timeout_s`` seconds is stopped and
-the reply says so (an error result, with the output so far). A non-zero exit is a normal result.
+the reply says so (an error result, with the output so far). A non-zero exit is a normal result. When the
+output was cut, its whole text goes to the registry (``ToolOutput.full_text``), which keeps it for
+``read_output``.
 The permission policy judges the command before it runs.
 """
 
@@ -36,8 +38,13 @@ async def run(args: Args, ctx: ToolContext) -> ToolOutput:
         return ToolOutput(
             f"timed out after {ctx.command_timeout_s:g} s; the command was stopped. Output so far:\n{output}",
             is_error=True,
+            full_text=result.full_output,
         )
-    return ToolOutput(f"exit code {result.exit_code}\n{output}", proposal_changed=bool(result.changed_paths))
+    return ToolOutput(
+        f"exit code {result.exit_code}\n{output}",
+        proposal_changed=bool(result.changed_paths),
+        full_text=result.full_output,
+    )
 
 
 # own_timeout: the command is stopped after ctx.command_timeout_s; the shadow copy made before it

@@ -13,7 +13,10 @@
    (a failure to write is logged, and the call still runs once); a "deny" reply's feedback goes back
    to the model in the result; ``VerdictGiven`` carries the final verdict and the deciding rule;
 5. run the tool under ``tool_timeout_s`` (unless it bounds its own work: ``Tool.own_timeout``);
-6. truncate the text centrally (head and tail, with a note of what was omitted);
+6. truncate the text centrally (head and tail, with a note of what was omitted); when the session keeps
+   outputs (``keep_outputs``) and text was lost (the tool's own cut, ``ToolOutput.full_text``, or this
+   one), keep the whole text under the call's id (in a worker thread) and end the result with the line
+   that says how to read it (``read_output.kept_note``);
 7. turn failures into error results: ``ToolError`` with its message, an ``OSError`` (the file system
    refusing a path the model chose: too long, a loop, not a folder) as what the file system said, a NUL
    character the OS refused in a path, command or pattern as ``NUL_REFUSAL``, any other exception as
@@ -58,7 +61,8 @@ from agent_ls.core.messages import ToolCall, ToolResultMessage, ToolSpec
 from agent_ls.core.ports import ApprovalRequest, Approver
 from agent_ls.core.untrusted_json import ARGUMENT_MAX_DEPTH, JSONTooDeep, loads, well_formed
 from agent_ls.policy.engine import PermissionPolicy
-from agent_ls.tools.base import Tool, ToolContext, ToolOutput
+from agent_ls.tools import read_output
+from agent_ls.tools.base import OutputKeeper, Tool, ToolContext, ToolOutput
 from agent_ls.tools.load_tools import load_tools_tool
 from agent_ls.workspace.processes import omission_note
 
@@ -77,6 +81,7 @@ class _Result:
     proposal_changed: bool = False
     instructions: str = ""
     instruction_sources: tuple[str, ...] = ()
+    full_text: str | None = None
 
 
 class ToolRegistry:
@@ -114,6 +119,12 @@ class ToolRegistry:
         self._ctx = ctx
         self._tool_timeout_s = tool_timeout_s
         self._max_output_chars = max_output_chars
+        self._keeper: OutputKeeper | None = None
+
+    def keep_outputs(self, keeper: OutputKeeper | None) -> None:
+        """Keep the whole text of every result the model reads cut, in ``keeper`` (the session's store,
+        opened after assembly); None: cut text is lost (a subagent's registry, a session without a store)."""
+        self._keeper = keeper
 
     def specs(self) -> Sequence[ToolSpec]:
         """The tools as the model sees them: the constructor's, in order, then the extra ones."""
@@ -168,6 +179,8 @@ class ToolRegistry:
             log.exception("tool call %s (%s) failed outside the tool", call.call_id, call.name)
             result = _Result(f"Error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
         content = well_formed(truncate_middle(result.text, self._max_output_chars))
+        if self._keeper is not None and call.name != read_output.NAME:
+            content = await self._keep_whole(call.call_id, result, content, self._keeper)
         emit(ToolCallFinished(call_id=call.call_id, name=call.name, is_error=result.is_error, output=content))
         if result.proposal_changed:
             paths = tuple(sorted(change.path for change in self._ctx.workspace.proposal()))
@@ -180,6 +193,19 @@ class ToolRegistry:
         return ToolResultMessage(
             call_id=call.call_id, name=call.name, content=wrapped, is_error=result.is_error
         )
+
+    async def _keep_whole(self, call_id: str, result: _Result, shown: str, keeper: OutputKeeper) -> str:
+        """``shown`` ending with ``read_output.kept_note`` once the whole text is kept; ``shown`` as it is
+        when nothing was cut or the keeper could not keep it."""
+        whole = result.full_text
+        if whole is None and len(result.text) > self._max_output_chars:
+            whole = result.text
+        if whole is None:
+            return shown
+        whole = well_formed(whole)
+        if not await asyncio.to_thread(keeper.keep, call_id, whole):
+            return shown
+        return f"{shown}\n{read_output.kept_note(call_id, whole, shown)}"
 
     async def _dispatch(self, call: ToolCall, emit: EventSink) -> _Result:
         tool = self._tools.get(call.name)
@@ -308,6 +334,7 @@ class ToolRegistry:
             output.proposal_changed,
             output.instructions,
             output.instruction_sources,
+            output.full_text,
         )
 
 

@@ -172,3 +172,23 @@ def test_reported_usage_counts_when_larger_than_the_estimate() -> None:
     squeezer.observe(len(history), Usage(input_tokens=90_000, estimated=True))
     assert not squeezer.needed(history, [])  # an estimate of the provider's is not a report
     assert not compactor(window=10, auto=False).needed(history, [])  # window unknown: never automatic
+
+
+def test_when_the_session_keeps_outputs_placeholders_name_read_output() -> None:
+    history = session()
+    assert prune(history, keep_recent=0, estimate=estimate, refetch=True) == 2
+    assert history[3].content == (
+        "[output of bash `pytest -q` at turn 1 pruned to save context; "
+        'read_output {"call_id": "c1"} gets it back]'
+    )
+    assert history[7].content.startswith(
+        '[output of read_file `src/cart.js` at turn 3 pruned to save context; read_output {"call_id": "c3"}'
+    )
+    assert history[7].content.endswith(NESTED)
+
+
+async def test_a_compactor_of_a_session_that_keeps_outputs_prunes_with_read_output_placeholders() -> None:
+    history = session()
+    done = await compactor(window=1_800, refetch=True).compact(history, [], SummaryModel())
+    assert done.how == "pruned" and done.pruned == 2
+    assert 'read_output {"call_id": "c1"} gets it back' in history[3].content
