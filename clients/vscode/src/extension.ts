@@ -1,5 +1,5 @@
 /**
- * Entry point: wires the server, the run display, the proposal documents and the commands.
+ * Entry point: wires the server, the run display, the Agent view, the proposal documents and the commands.
  *
  * Activation starts the server: when the window has finished starting (`onStartupFinished`, so that
  * the server's code actions and its lint of AGENTS.md / SKILL.md are there without running a command
@@ -22,6 +22,7 @@ import { ProposalActions, ProposalDocuments } from './proposals';
 import { onInterpreterChanged } from './python';
 import { ANSWER_SCHEME, AnswerDocuments, RunTracker } from './runs';
 import { AgentServer, API_KEY_SECRET } from './server';
+import { SESSION_VIEW_ID, SessionViewProvider } from './sessionView/provider';
 import { RESTART_SETTINGS, SECTION } from './settings';
 import { ReadOnlyDocuments } from './textDocuments';
 
@@ -43,6 +44,7 @@ export function activate(context: vscode.ExtensionContext): void {
     log,
   );
   const proposals = new ProposalActions(agentServer, documents, (sessionId) => runs.proposalSettled(sessionId));
+  const sessionView = new SessionViewProvider(context.extensionUri, agentServer, runs, proposals, log);
   const instructions = new ReadOnlyDocuments(INSTRUCTIONS_SCHEME);
   const contextDocuments = new ReadOnlyDocuments(CONTEXT_SCHEME);
   // Code actions' agent.run / agent.runSkill get the palette's progress, Cancel and Review / Apply.
@@ -65,6 +67,8 @@ export function activate(context: vscode.ExtensionContext): void {
     agentServer,
     documents,
     runs,
+    sessionView,
+    vscode.window.registerWebviewViewProvider(SESSION_VIEW_ID, sessionView),
     { dispose: () => restart.dispose() },
     vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, documents),
     vscode.workspace.registerTextDocumentContentProvider(ANSWER_SCHEME, answers),

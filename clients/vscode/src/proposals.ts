@@ -133,6 +133,17 @@ export class ProposalActions {
     }
   }
 
+  /** The diff of one proposed file (`path`: workspace-relative, as `agent.proposal` lists it). */
+  async showFile(sessionId: string, path: string): Promise<void> {
+    this.documents.invalidate(sessionId);
+    const file = (await this.documents.fetch(sessionId))?.files.find((candidate) => candidate.path === path);
+    if (file) {
+      await this.diff(sessionId, file);
+    } else {
+      void vscode.window.showInformationMessage(`Agent: ${path} is no longer in the proposed changes.`);
+    }
+  }
+
   async apply(sessionId: string): Promise<void> {
     const result = await this.server.execute<ApplyProposalResult>(CMD_APPLY_PROPOSAL, { sessionId });
     if (!result) {

@@ -68,6 +68,9 @@ export class RunTracker implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private status: StatusState;
   private readonly disposables: vscode.Disposable[] = [];
+  private readonly launchedRun = new vscode.EventEmitter<{ sessionId: string; task: string }>();
+  /** A run was started from this window (palette, code action, the Agent view): the Agent view shows it. */
+  readonly onLaunched = this.launchedRun.event;
   /** The session whose proposal the Show / Apply / Discard commands act on. */
   private proposalSession: string | undefined;
   private lastSession: string | undefined;
@@ -87,6 +90,7 @@ export class RunTracker implements vscode.Disposable {
     this.item.show();
     this.disposables.push(
       this.item,
+      this.launchedRun,
       server.onProgress(({ token, value }) => this.progressed(token, value)),
       server.onAgentEvent((event) => this.event(event)),
       server.onRunEnded((ended) => this.ended(ended)),
@@ -135,6 +139,7 @@ export class RunTracker implements vscode.Disposable {
         });
       },
     );
+    this.launchedRun.fire({ sessionId: run.sessionId, task });
     const early = this.earlyEnds.get(run.sessionId);
     if (early) {
       this.earlyEnds.delete(run.sessionId);
@@ -150,6 +155,14 @@ export class RunTracker implements vscode.Disposable {
       return;
     }
     await this.cancelRun(run);
+  }
+
+  /** Cancels the session's run, when one is in progress (the Agent view's Cancel). */
+  async cancelSession(sessionId: string): Promise<void> {
+    const run = this.runs.get(sessionId);
+    if (run) {
+      await this.cancelRun(run);
+    }
   }
 
   /** The session Show / Apply / Discard act on: the last one with a proposal, else the last run. */

@@ -1,0 +1,216 @@
+/**
+ * The session view's conversation as an HTML fragment: the session line, each run (the user's task,
+ * the answer as sanitized markdown, tool calls folded with their verdicts, the run's status and
+ * usage), the todo list, the pending proposal with its buttons, and the context chart.
+ *
+ * Every string from the server is escaped here; answers go through `markdown.ts` (sanitized). The
+ * fragment has no inline style (the CSP forbids it): the context bars carry `data-share` (0 to 1)
+ * and the webview script sets their widths. Buttons carry `data-action` (and `data-uri` for one
+ * file); the webview script forwards a click as a message. Folded tool calls have a stable
+ * `data-key`, so the script can keep open what the user opened across renders.
+ *
+ * Pure: no `vscode` import, no DOM.
+ */
+
+import type { ContextResult, TodoWire, UsageSummary } from '../protocol';
+import { proposalLine } from '../runOutcome';
+import { formatCost, formatTokens } from '../status';
+import type { RenderMarkdown } from './markdown';
+import type { ProposalFileView, RunView, ToolCallView, ViewState } from './state';
+
+/** What the webview can ask of the extension (`data-action` values, plus `send`). */
+export type ViewActionName = 'review' | 'apply' | 'discard' | 'refreshContext' | 'cancel';
+
+export interface RenderOptions {
+  /** The server takes `files` on apply / discard: each file gets its own Apply and Discard. */
+  perFileActions: boolean;
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+}
+
+function icon(name: string): string {
+  return `<span class="codicon codicon-${name}" aria-hidden="true"></span>`;
+}
+
+function button(action: ViewActionName, label: string, iconName: string, uri?: string, title?: string): string {
+  const target = uri ? ` data-uri="${escapeHtml(uri)}"` : '';
+  const tip = title ? ` title="${escapeHtml(title)}" aria-label="${escapeHtml(title)}"` : '';
+  return `<button type="button" class="action" data-action="${action}"${target}${tip}>${icon(iconName)}<span>${escapeHtml(label)}</span></button>`;
+}
+
+/** "1.2k tokens · $0.0042", as the status bar says it. */
+export function usageText(usage: UsageSummary): string {
+  const total = `${usage.estimated ? '~' : ''}${formatTokens(usage.inputTokens + usage.outputTokens)} tokens`;
+  return usage.costUsd === null ? total : `${total} · ${formatCost(usage.costUsd)}`;
+}
+
+/** The verdict in words: "allowed", "allowed once by you", "denied by rule Bash(git push*)". */
+export function verdictText(call: ToolCallView): string {
+  if (!call.verdict) {
+    return 'waiting for the policy';
+  }
+  if (call.approval) {
+    return call.approval === 'deny'
+      ? 'denied by you'
+      : `allowed ${call.approval === 'once' ? 'once' : call.approval === 'session' ? 'for this session' : 'always'} by you`;
+  }
+  if (call.verdict === 'ask') {
+    return 'asking you';
+  }
+  const word = call.verdict === 'allow' ? 'allowed' : 'denied';
+  return call.rule ? `${word} by rule ${call.rule}` : word;
+}
+
+function verdictClass(call: ToolCallView): string {
+  if (call.approval === 'deny' || call.verdict === 'deny') {
+    return 'deny';
+  }
+  return call.verdict === 'ask' && !call.approval ? 'ask' : 'allow';
+}
+
+function toolCall(call: ToolCallView, key: string): string {
+  const running = call.result === undefined ? ` ${icon('loading codicon-modifier-spin')}` : '';
+  return (
+    `<details class="tool" data-key="${key}"><summary>${icon('tools')} <code>${escapeHtml(call.name)}</code> ` +
+    `<span class="verdict verdict-${verdictClass(call)}">${escapeHtml(verdictText(call))}</span>${running}</summary>` +
+    `<div class="tool-body"><div class="label">Arguments</div><pre>${escapeHtml(call.args)}</pre>` +
+    (call.result === undefined ? '' : `<div class="label">Result</div><pre>${escapeHtml(call.result)}</pre>`) +
+    '</div></details>'
+  );
+}
+
+const STATUS_ICONS: Record<RunView['status'], string> = {
+  running: 'loading codicon-modifier-spin',
+  done: 'pass',
+  stopped: 'debug-pause',
+  cancelled: 'circle-slash',
+  error: 'error',
+};
+
+function run(view: RunView, index: number, markdown: RenderMarkdown): string {
+  const parts = [`<li class="run" data-status="${view.status}">`];
+  parts.push(`<div class="task" role="heading" aria-level="3">${icon('account')}<span>${escapeHtml(view.task)}</span></div>`);
+  view.items.forEach((item, i) => {
+    if (item.kind === 'tool') {
+      parts.push(toolCall(item.call, `${index}-${i}`));
+    } else if (item.text.trim()) {
+      parts.push(`<div class="answer markdown">${markdown(item.text)}</div>`);
+    }
+  });
+  const status = view.status === 'running' ? 'working…' : view.status;
+  const reason = view.reason ? `: ${escapeHtml(view.reason)}` : '';
+  const usage = view.usage ? ` · ${escapeHtml(usageText(view.usage))}` : '';
+  parts.push(`<div class="run-status">${icon(STATUS_ICONS[view.status])} <span>${escapeHtml(status)}${reason}${usage}</span></div>`);
+  parts.push('</li>');
+  return parts.join('');
+}
+
+const TODO_ICONS: Record<TodoWire['status'], string> = {
+  pending: 'circle-large-outline',
+  in_progress: 'arrow-circle-right',
+  completed: 'pass-filled',
+};
+
+function todos(list: TodoWire[]): string {
+  if (list.length === 0) {
+    return '';
+  }
+  const done = list.filter((todo) => todo.status === 'completed').length;
+  const items = list
+    .map((todo) => {
+      const text = todo.status === 'in_progress' ? todo.activeForm : todo.content;
+      return `<li class="todo todo-${todo.status}">${icon(TODO_ICONS[todo.status])}<span>${escapeHtml(text)}</span></li>`;
+    })
+    .join('');
+  return `<section class="todos" aria-label="Todo list"><h3>Todo (${done}/${list.length} done)</h3><ul>${items}</ul></section>`;
+}
+
+function proposal(files: ProposalFileView[], options: RenderOptions): string {
+  if (files.length === 0) {
+    return '';
+  }
+  const added = files.reduce((sum, file) => sum + file.added, 0);
+  const removed = files.reduce((sum, file) => sum + file.removed, 0);
+  const rows = files
+    .map((file) => {
+      const actions = [button('review', 'Review', 'diff', file.uri, `Review ${file.path}`)];
+      if (options.perFileActions) {
+        actions.push(
+          button('apply', 'Apply', 'check', file.uri, `Apply ${file.path}`),
+          button('discard', 'Discard', 'discard', file.uri, `Discard ${file.path}`),
+        );
+      }
+      return (
+        `<li class="file">${icon(file.isNew ? 'new-file' : 'file')}<span class="path">${escapeHtml(file.path)}</span>` +
+        `<span class="added">+${file.added}</span><span class="removed">−${file.removed}</span>` +
+        `<span class="file-actions">${actions.join('')}</span></li>`
+      );
+    })
+    .join('');
+  const all =
+    button('review', 'Review all', 'diff-multiple', undefined, 'Review every proposed file') +
+    button('apply', 'Apply all', 'check-all', undefined, 'Apply every proposed file') +
+    button('discard', 'Discard all', 'discard', undefined, 'Discard every proposed file');
+  return (
+    `<section class="proposal" aria-label="Proposed changes"><h3>Proposed changes: ${escapeHtml(proposalLine(files.length, added, removed))}</h3>` +
+    `<ul>${rows}</ul><div class="proposal-actions">${all}</div></section>`
+  );
+}
+
+function share(part: number, whole: number): string {
+  return whole > 0 ? Math.min(1, part / whole).toFixed(4) : '0';
+}
+
+/** The context chart: the window's use, then a bar per part (relative to the largest part). */
+export function contextChart(context: ContextResult): string {
+  const percent = context.contextWindow > 0 ? ((context.used / context.contextWindow) * 100).toFixed(1) : '0.0';
+  const largest = Math.max(1, ...context.parts.map((part) => part.tokens));
+  const rows = context.parts
+    .map(
+      (part) =>
+        `<li><span class="part-name">${escapeHtml(part.name)}</span>` +
+        `<span class="bar-track"><span class="bar" data-share="${share(part.tokens, largest)}"></span></span>` +
+        `<span class="part-tokens">${escapeHtml(formatTokens(part.tokens))}</span></li>`,
+    )
+    .join('');
+  return (
+    `<section class="context" aria-label="Context of the next request"><h3>Context ` +
+    `${button('refreshContext', '', 'refresh', undefined, 'Measure the context again')}</h3>` +
+    `<div class="window" role="img" aria-label="${escapeHtml(`${percent}% of the context window used`)}">` +
+    `<span class="bar-track"><span class="bar window-bar" data-share="${share(context.used, context.contextWindow)}"></span></span>` +
+    `<span>~${escapeHtml(formatTokens(context.used))} of ${escapeHtml(formatTokens(context.contextWindow))} (${percent}%)</span></div>` +
+    `<ul class="parts">${rows}</ul></section>`
+  );
+}
+
+function head(state: ViewState): string {
+  if (!state.sessionId) {
+    return (
+      '<section class="empty"><p>Ask the agent to do something in this workspace: type a task below and press Enter.</p>' +
+      '<p>Its edits are proposals: you review them as a diff and apply what you want.</p></section>'
+    );
+  }
+  const usage = state.sessionUsage ? ` · ${escapeHtml(usageText(state.sessionUsage))}` : '';
+  const resumed = state.resumed
+    ? `<p class="resumed">${icon('history')} Resumed “${escapeHtml(state.resumed.title)}”: ${state.resumed.runs} ` +
+      `${state.resumed.runs === 1 ? 'run' : 'runs'} before, the last ${escapeHtml(state.resumed.status)}. A task below continues it.</p>`
+    : '';
+  const cancel = state.running ? button('cancel', 'Cancel', 'debug-stop', undefined, 'Cancel the run') : '';
+  return `<section class="session-head"><span class="session-id">Session ${escapeHtml(state.sessionId.slice(0, 8))}${usage}</span>${cancel}${resumed}</section>`;
+}
+
+/** The conversation fragment for `state`. Deterministic. */
+export function renderConversation(state: ViewState, markdown: RenderMarkdown, options: RenderOptions): string {
+  const runs = state.runs.map((view, index) => run(view, index, markdown)).join('');
+  return [
+    head(state),
+    runs ? `<ol class="runs">${runs}</ol>` : '',
+    todos(state.todos),
+    proposal(state.proposal, options),
+    state.context ? contextChart(state.context) : '',
+  ].join('');
+}

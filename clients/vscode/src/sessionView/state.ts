@@ -1,0 +1,263 @@
+/**
+ * The session view's state: what the Agent view shows of the current session, rebuilt from what the
+ * server sends (`agent/event`, `agent/todos`, `agent/runEnded`, `agent.proposal`, `agent.context`,
+ * `agent.listSessions`). The view renders it (`render.ts`); it never decides anything of the agent.
+ *
+ * One session at a time. A run of another session (a palette "Run Task…", a code action) switches the
+ * view to that session; a run of the same session (a follow-up) adds to it. Events of other sessions
+ * and of subagents are ignored (a subagent's steps are the parent's `task` tool call).
+ *
+ * Pure: no `vscode` import; `reduce` returns a new state and never mutates its input.
+ */
+
+import type {
+  AgentEventNotification,
+  ContextResult,
+  ProposalFile,
+  RunEndedNotification,
+  RunStatus,
+  SessionSummary,
+  TodoWire,
+  UsageSummary,
+} from '../protocol';
+
+/** Tool arguments and results are clipped to this many characters in the view (the log has them whole). */
+export const TOOL_TEXT_CHARS = 2000;
+
+/** One tool call of a run, with the policy's verdict and, when it asked, the user's answer. */
+export interface ToolCallView {
+  name: string;
+  /** The arguments as the model sent them (JSON), clipped. */
+  args: string;
+  verdict?: 'allow' | 'ask' | 'deny';
+  approval?: 'once' | 'session' | 'always' | 'deny';
+  /** The rule that decided, when one did. */
+  rule?: string;
+  /** The tool's output as the model read it, clipped; undefined while the call runs. */
+  result?: string;
+}
+
+/** A run's output in order: streamed answer text and tool calls, as they came. */
+export type RunItem = { kind: 'text'; text: string } | { kind: 'tool'; call: ToolCallView };
+
+export interface RunView {
+  /** The user's task, as typed (`/code-review stats.py` for a skill). */
+  task: string;
+  items: RunItem[];
+  status: RunStatus | 'running';
+  /** Why the run stopped, when it did not end `done`. */
+  reason?: string;
+  usage?: UsageSummary;
+}
+
+/** A proposed file as the view lists it. */
+export interface ProposalFileView {
+  uri: string;
+  /** Workspace-relative POSIX path. */
+  path: string;
+  added: number;
+  removed: number;
+  isNew: boolean;
+}
+
+export interface ViewState {
+  /** Undefined before the first run of a new session. */
+  sessionId?: string;
+  /** A session resumed from the picker: its stored summary (earlier runs are in its session file). */
+  resumed?: Pick<SessionSummary, 'title' | 'runs' | 'status' | 'updatedAt' | 'model'>;
+  runs: RunView[];
+  todos: TodoWire[];
+  proposal: ProposalFileView[];
+  /** The session's usage over every run, earlier ones included. */
+  sessionUsage?: UsageSummary;
+  context?: ContextResult;
+  /** True from a run's start to its `agent/runEnded`. */
+  running: boolean;
+}
+
+export type ViewAction =
+  /**
+   * The extension started a run (`agent.run`'s answer): from the view, the palette or a code action.
+   * A run of another session switches the view to it (the server's own `runStarted` event, before or
+   * after this, does not add the run twice); a run of the view's session is added by that event.
+   */
+  | { type: 'runLaunched'; sessionId: string; task: string }
+  | { type: 'event'; event: AgentEventNotification }
+  | { type: 'todos'; sessionId: string; todos: TodoWire[] }
+  | { type: 'runEnded'; ended: RunEndedNotification }
+  | { type: 'proposal'; sessionId: string; files: ProposalFile[] }
+  | { type: 'context'; sessionId: string; context: ContextResult }
+  /** The user picked a stored session: the view now shows it, with nothing of it streamed yet. */
+  | { type: 'resumed'; session: SessionSummary }
+  /** "New session": the next task starts a new session. */
+  | { type: 'newSession' }
+  /** The server stopped: a run in progress will not end. */
+  | { type: 'serverStopped' };
+
+export const EMPTY_STATE: ViewState = { runs: [], todos: [], proposal: [], running: false };
+
+export function clip(text: string, maxChars = TOOL_TEXT_CHARS): string {
+  return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
+}
+
+function withLastRun(state: ViewState, change: (run: RunView) => RunView): ViewState {
+  const last = state.runs[state.runs.length - 1];
+  if (!last) {
+    return state;
+  }
+  return { ...state, runs: [...state.runs.slice(0, -1), change(last)] };
+}
+
+/** The last tool call named `name` that has not got this field yet. */
+function withOpenCall(run: RunView, name: string, open: (call: ToolCallView) => boolean, change: (call: ToolCallView) => ToolCallView): RunView {
+  for (let i = run.items.length - 1; i >= 0; i -= 1) {
+    const item = run.items[i];
+    if (item?.kind === 'tool' && item.call.name === name && open(item.call)) {
+      const items = [...run.items];
+      items[i] = { kind: 'tool', call: change(item.call) };
+      return { ...run, items };
+    }
+  }
+  return run;
+}
+
+function appendText(run: RunView, text: string): RunView {
+  const last = run.items[run.items.length - 1];
+  if (last?.kind === 'text') {
+    return { ...run, items: [...run.items.slice(0, -1), { kind: 'text', text: last.text + text }] };
+  }
+  return { ...run, items: [...run.items, { kind: 'text', text }] };
+}
+
+/** The text of the model turn in progress is void (a retry after a partial stream): drop it. */
+function dropTrailingText(run: RunView): RunView {
+  const last = run.items[run.items.length - 1];
+  return last?.kind === 'text' ? { ...run, items: run.items.slice(0, -1) } : run;
+}
+
+/** The last run is running and nothing of it has come yet (launched, its events not in). */
+function lastRunJustStarted(state: ViewState): boolean {
+  const last = state.runs[state.runs.length - 1];
+  return last !== undefined && last.status === 'running' && last.items.length === 0;
+}
+
+function addRun(state: ViewState, task: string): ViewState {
+  return { ...state, running: true, runs: [...state.runs, { task, items: [], status: 'running' }] };
+}
+
+function eventReduce(state: ViewState, event: AgentEventNotification): ViewState {
+  if (event.sessionId !== state.sessionId || event.subagent) {
+    return state;
+  }
+  switch (event.kind) {
+    case 'textDelta':
+      return event.text ? withLastRun(state, (run) => appendText(run, event.text ?? '')) : state;
+    case 'turnStarted':
+      // Each model turn's text is its own paragraph, apart from the previous turn's.
+      return withLastRun(state, (run) => {
+        const last = run.items[run.items.length - 1];
+        return last?.kind === 'text' ? { ...run, items: [...run.items, { kind: 'text', text: '' }] } : run;
+      });
+    case 'retrying':
+      return event.partial ? withLastRun(state, dropTrailingText) : state;
+    case 'toolCall':
+      return withLastRun(state, (run) => ({
+        ...run,
+        items: [...run.items, { kind: 'tool', call: { name: event.toolName ?? '?', args: clip(event.text ?? '') } }],
+      }));
+    case 'verdict':
+      return withLastRun(state, (run) =>
+        withOpenCall(
+          run,
+          event.toolName ?? '?',
+          (call) => call.verdict === undefined,
+          (call) => ({
+            ...call,
+            ...(event.verdict ? { verdict: event.verdict } : {}),
+            ...(event.approval ? { approval: event.approval } : {}),
+            ...(event.text ? { rule: event.text } : {}),
+          }),
+        ),
+      );
+    case 'toolResult':
+      return withLastRun(state, (run) =>
+        withOpenCall(
+          run,
+          event.toolName ?? '?',
+          (call) => call.result === undefined,
+          (call) => ({ ...call, result: clip(event.text ?? '') }),
+        ),
+      );
+    case 'usage':
+      return {
+        ...withLastRun(state, (run) => (event.usage ? { ...run, usage: event.usage } : run)),
+        ...(event.sessionUsage ? { sessionUsage: event.sessionUsage } : {}),
+      };
+    case 'runStarted':
+      return { ...(lastRunJustStarted(state) ? state : addRun(state, event.text ?? '')), running: true };
+    case 'reasoningDelta':
+    case 'proposalChanged':
+    case 'compacted':
+    case 'findings':
+      return state; // the proposal is re-read; compactions and findings show in the answer and the Problems panel
+  }
+}
+
+function ended(state: ViewState, notification: RunEndedNotification): ViewState {
+  if (notification.sessionId !== state.sessionId) {
+    return state;
+  }
+  const next = withLastRun(state, (run) => {
+    const streamed = run.items.some((item) => item.kind === 'text' && item.text.trim() !== '');
+    // The answer is the last turn's text, streamed already; shown here when nothing was streamed.
+    const items: RunItem[] = streamed || !notification.answer.trim() ? run.items : [...run.items, { kind: 'text', text: notification.answer }];
+    return {
+      ...run,
+      items: items.filter((item) => item.kind !== 'text' || item.text !== ''),
+      status: notification.status,
+      usage: notification.usage,
+      ...(notification.status === 'done' ? {} : { reason: notification.reason }),
+    };
+  });
+  return { ...next, running: false, sessionUsage: notification.sessionUsage };
+}
+
+function proposalFiles(files: ProposalFile[]): ProposalFileView[] {
+  return files.map((file) => ({ uri: file.uri, path: file.path, added: file.added, removed: file.removed, isNew: file.isNew }));
+}
+
+/** The next state. Actions about another session than the view's are ignored, except a launch. */
+export function reduce(state: ViewState, action: ViewAction): ViewState {
+  switch (action.type) {
+    case 'runLaunched':
+      if (action.sessionId !== state.sessionId) {
+        return addRun({ ...EMPTY_STATE, sessionId: action.sessionId }, action.task);
+      }
+      return state; // a follow-up: the server's runStarted event adds it (it may even have ended already)
+    case 'event':
+      return eventReduce(state, action.event);
+    case 'todos':
+      return action.sessionId === state.sessionId ? { ...state, todos: action.todos } : state;
+    case 'runEnded':
+      return ended(state, action.ended);
+    case 'proposal':
+      return action.sessionId === state.sessionId ? { ...state, proposal: proposalFiles(action.files) } : state;
+    case 'context':
+      return action.sessionId === state.sessionId ? { ...state, context: action.context } : state;
+    case 'resumed': {
+      const { session } = action;
+      return {
+        ...EMPTY_STATE,
+        sessionId: session.sessionId,
+        resumed: { title: session.title, runs: session.runs, status: session.status, updatedAt: session.updatedAt, model: session.model },
+        sessionUsage: { ...session.usage, estimated: false },
+      };
+    }
+    case 'newSession':
+      return EMPTY_STATE;
+    case 'serverStopped':
+      return state.running
+        ? { ...withLastRun(state, (run) => (run.status === 'running' ? { ...run, status: 'error', reason: 'the server stopped' } : run)), running: false }
+        : state;
+  }
+}
