@@ -3,7 +3,7 @@
  * messages the extension handles itself.
  *
  * Start, in order: pick the interpreter (`launch.ts`), read the API key from SecretStorage, spawn
- * `<python> -m agent_ls serve` with the key handed over on a pipe (`launch.ts`), initialize with
+ * `<python> bundled/tool/launch_server.py serve` with the key handed over on a pipe (`launch.ts`), initialize with
  * `{agentLs: {...}}`, then take over `window/workDoneProgress/create` (see below). A start that fails
  * or a server that dies is reported once, with the reason read from its exit code and stderr and a
  * "Show log" button; it is not restarted behind the user's back (the next command, or
@@ -21,6 +21,7 @@
 
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { dirname } from 'node:path';
 
 import * as vscode from 'vscode';
 import {
@@ -42,7 +43,7 @@ import {
   type WorkDoneProgressReport,
 } from 'vscode-languageclient/node';
 
-import { choosePython, crashMessage, SERVER_ARGS, serverLaunch, startFailureMessage } from './launch';
+import { choosePython, crashMessage, serverArgs, serverLaunch, startFailureMessage } from './launch';
 import { type CommandRoute, unsupportedCommand } from './commandRouting';
 import { answerFor, DENY_WITH_FEEDBACK, modalText, withFeedbackAction } from './messageRequest';
 import {
@@ -259,11 +260,13 @@ export class AgentServer implements vscode.Disposable {
     const apiKey = await this.secrets.get(API_KEY_SECRET);
     const launch = serverLaunch(process.env, apiKey, process.platform);
     const cwd = workspaceCwd();
-    const serverProcess = new ServerProcess(python);
+    // The bundle's out/extension.js runs from <extension>/out.
+    const args = serverArgs(dirname(__dirname));
+    const serverProcess = new ServerProcess(python, args);
     const initialSettings = this.readSettings();
     this.sentSettings = initialSettings.agentLs;
     this.log.info(
-      `Starting the server: ${python.command} ${SERVER_ARGS.join(' ')} (interpreter from ${python.source}; ` +
+      `Starting the server: ${python.command} ${args.join(' ')} (interpreter from ${python.source}; ` +
         `API key ${apiKey ? 'from Agent: Set API Key' : 'not stored, the server reads its environment'})`,
     );
     const client: AgentLanguageClient = new AgentLanguageClient(
@@ -310,6 +313,7 @@ export class AgentServer implements vscode.Disposable {
       this.setState('failed');
       const message = startFailureMessage({
         python,
+        args,
         spawnErrorCode: serverProcess.spawnError?.code,
         spawnErrorMessage: serverProcess.spawnError?.message,
         exitCode: serverProcess.exit?.code,

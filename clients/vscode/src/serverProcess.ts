@@ -1,5 +1,5 @@
 /**
- * One spawned `<python> -m agent_ls serve` process: its stderr tail and how it ended, for the error
+ * One spawned server process (`<python> <launcher> serve`, see `launch.ts`): its stderr tail and how it ended, for the error
  * messages `server.ts` shows.
  */
 
@@ -18,7 +18,10 @@ export class ServerProcess {
   private readonly ended: Promise<void>;
   private markEnded: () => void = () => undefined;
 
-  constructor(readonly python: PythonChoice) {
+  constructor(
+    readonly python: PythonChoice,
+    readonly args: readonly string[] = SERVER_ARGS,
+  ) {
     this.ended = new Promise((resolve) => (this.markEnded = resolve));
   }
 
@@ -26,7 +29,7 @@ export class ServerProcess {
    * when there are any, are written on descriptor `KEYS_FD`, which is then closed. */
   async spawn(launch: ServerLaunch, cwd: string | undefined, log: vscode.LogOutputChannel): Promise<ChildProcess> {
     const stdio: StdioOptions = launch.keys === undefined ? 'pipe' : ['pipe', 'pipe', 'pipe', 'pipe'];
-    const child: ChildProcess = spawn(this.python.command, [...SERVER_ARGS], { env: launch.env, cwd, stdio, windowsHide: true });
+    const child: ChildProcess = spawn(this.python.command, [...this.args], { env: launch.env, cwd, stdio, windowsHide: true });
     if (launch.keys !== undefined) {
       const keys = child.stdio[KEYS_FD] as Writable | null;
       keys?.on('error', (error) => log.error(`agent-ls server process: the key handoff failed: ${error.message}`));
