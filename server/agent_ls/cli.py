@@ -24,7 +24,6 @@ exit code 143 and 129. Of ``policy check``: 0 allow, 10 ask, 20 deny, 2 usage er
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import json
 import os
@@ -150,6 +149,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command in ("serve", "run"):
         from agent_ls.key_handoff import protect_keys
 
+        # Before asyncio and the layers are imported: a re-execution pays only for what is above.
         protect_keys()  # may re-execute this process (same pid) without the keys in its environment
     if args.command == "serve":
         from agent_ls.lsp.server import serve_stdio
@@ -173,6 +173,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return inspect_cli.main(args)
     if args.command == "sessions":
         return _sessions(args)
+    import asyncio
+
     from agent_ls.headless import run_headless
 
     if args.session is not None and args.continue_latest:
