@@ -41,6 +41,7 @@ from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import Approver, ModelClient
 from agent_ls.instructions.activation import SkillActivations
 from agent_ls.instructions.agent_context import AgentContext, load_agent_context
+from agent_ls.instructions.skills import Skill
 from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
@@ -169,6 +170,12 @@ def assemble_session(
         ToolContext(workspace=overlay, runner=runner, instructions=nested),
         tool_timeout_s=tool_timeout_s,
     )
+
+    def load_skill_tools(skill: Skill) -> None:
+        """A skill's ``allowed-tools`` names the deferred tools it uses (code-review: review_findings)."""
+        registry.load(skill.allowed_tools)
+
+    activations.on_activate = load_skill_tools
     session_id = session_id or new_session_id()
     subagent_tools = ToolRegistry(
         read_only_tools(),

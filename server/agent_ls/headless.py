@@ -1,7 +1,8 @@
 """``agent-ls run``: one task, no editor. Imports neither pygls nor lsprotocol.
 
 Order: build a session on the workspace, run the task with the transcript on stderr, print the
-proposal's unified diff on stdout, then with ``--apply`` write it to disk (every file checked for
+proposal's unified diff on stdout, the answer on stderr followed by the review findings it does not list
+(``path:line: severity: message``), then with ``--apply`` write it to disk (every file checked for
 staleness first, then all or nothing: ``workspace/apply_files.py``). An apply a kill interrupted is
 finished first (``recover_interrupted_apply``).
 
@@ -23,9 +24,10 @@ from agent_ls.assembly import assemble_session
 from agent_ls.config import load_config
 from agent_ls.core.context import Focus
 from agent_ls.core.errors import ConfigError
-from agent_ls.core.events import Event
+from agent_ls.core.events import Event, FindingsReported
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest, ModelClient
+from agent_ls.core.review import ShownFindings
 from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.core.visible_text import visible
 from agent_ls.instructions.agent_context import marker_above
@@ -267,7 +269,14 @@ async def _run_locked(
     apply: bool,
 ) -> int:
     """The run of ``run_headless`` once the session's lock is held: recorded, shown, applied."""
-    recorder, notes = start_recording(store, session, saved, _render)
+    findings = ShownFindings()
+
+    def render(event: Event) -> None:
+        if isinstance(event, FindingsReported):
+            findings.replace(event.findings, event.files)
+        _render(event)
+
+    recorder, notes = start_recording(store, session, saved, render)
     for note in notes:
         print(f"agent-ls: proposed files {note}", file=sys.stderr)
     try:
@@ -290,6 +299,9 @@ async def _run_locked(
         print(f"agent-ls: {quote_path(path)} is governed by {', '.join(labels)}", file=sys.stderr)
     if ended.answer:
         print(f"\n{ended.answer}", file=sys.stderr)
+    missing = findings.lines_missing_from(ended.answer)  # problem matchers read these lines: all of them
+    if missing:
+        print("\nreview findings:\n" + "\n".join(visible(line) for line in missing), file=sys.stderr)
     print(f"agent-ls: usage: {usage_text(ended.usage)}", file=sys.stderr)
     if apply and changes:
         if ended.status != "done":

@@ -3,7 +3,9 @@ against a fake OpenAI-compatible model server on 127.0.0.1 that scripts turns an
 
 The client plays a capable editor (VS Code's capabilities): it answers permission prompts from
 ``client.answers``, records every ``workspace/applyEdit`` and applies it with LSP semantics to its
-open buffers (then saves them) or to disk.
+open buffers (then saves them) or to disk. As an editor does, it sends ``didChange`` for each open buffer
+an applied edit changed, before it answers. ``client.agent["untick"]``, when set, plays a preview whose
+user unticked changes: it gets each wire ``TextDocumentEdit`` and returns the text edits to apply.
 """
 
 from __future__ import annotations
@@ -112,6 +114,7 @@ def prepare_client(lsp_client: LanguageClient) -> None:
         "ended": [],
         "todos": [],
         "apply": True,
+        "untick": None,
     }
     lsp_client.agent = state  # type: ignore[attr-defined]
     lsp_client.files = EditorFiles()  # type: ignore[attr-defined]
@@ -133,7 +136,23 @@ def prepare_client(lsp_client: LanguageClient) -> None:
             return t.ApplyWorkspaceEditResult(
                 applied=False, failure_reason="the user cancelled the refactoring"
             )
-        outcome = lsp_client.files.apply(lsp_client.protocol._converter.unstructure(params.edit))
+        edit = lsp_client.protocol._converter.unstructure(params.edit)
+        if state["untick"] is not None:
+            for change in edit.get("documentChanges") or []:
+                if "edits" in change:
+                    change["edits"] = state["untick"](change)
+        before = dict(lsp_client.files.buffers)
+        outcome = lsp_client.files.apply(edit)
+        for uri, document in lsp_client.files.buffers.items():
+            if uri in before and document != before[uri]:
+                lsp_client.text_document_did_change(
+                    t.DidChangeTextDocumentParams(
+                        text_document=t.VersionedTextDocumentIdentifier(
+                            uri=uri, version=document.version or 0
+                        ),
+                        content_changes=[t.TextDocumentContentChangeWholeDocument(text=document.text)],
+                    )
+                )
         return t.ApplyWorkspaceEditResult(applied=outcome.applied, failure_reason=outcome.failure_reason)
 
     @lsp_client.feature("agent/event")

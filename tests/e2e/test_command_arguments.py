@@ -73,8 +73,15 @@ async def test_every_way_of_saying_no_argument_is_one_empty_object(
     # The answers for no session yet, as the user reads them.
     assert expected["agent.proposal", "[]"] == {"files": []}
     assert expected["agent.cancel", "[]"] == {"cancelled": False}
-    assert expected["agent.discardProposal", "[]"] == {"discarded": False}
-    assert expected["agent.applyProposal", "[]"] == {"applied": False, "failureReason": "no agent run yet"}
+    assert expected["agent.discardProposal", "[]"] == {"discarded": False, "keptFiles": []}
+    assert expected["agent.applyProposal", "[]"] == {
+        "applied": False,
+        "failureReason": "no agent run yet",
+        "message": None,
+        "changesApplied": 0,
+        "changesKept": 0,
+        "keptFiles": [],
+    }
     _assert_no_traceback(client)
 
 

@@ -7,9 +7,9 @@ partial text before it is void), ``MessageCompleted`` (when the model wrote text
 ``RemoteContentDefanged`` when that text held images or HTML that would load something,
 ``UsageReported``, then per tool call ``ToolCallStarted``, ``VerdictGiven`` (only for tools that need a
 permission check), ``ToolCallFinished`` and, after a mutating call that changed the proposal,
-``ProposalChanged``; finally exactly one ``RunEnded``. A ``todo_write`` call emits ``TodosChanged``, and a
-``task`` call the subagent's whole run, each event wrapped in a ``SubagentEvent``, before its
-``ToolCallFinished``.
+``ProposalChanged``; finally exactly one ``RunEnded``. A ``todo_write`` call emits ``TodosChanged``, a
+``review_findings`` call ``FindingsReported``, and a ``task`` call the subagent's whole run, each event
+wrapped in a ``SubagentEvent``, before its ``ToolCallFinished``.
 
 The model's prose in ``MessageDelta``, ``MessageCompleted`` and ``RunEnded.answer`` is defanged
 (``core.markdown_defang``): a client may render it as markdown, and nothing in it may load a remote image.
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent_ls.core.messages import NO_USAGE, Usage
+from agent_ls.core.review import ReviewFinding
 from agent_ls.core.todos import TodoItem
 
 Verdict = Literal["allow", "ask", "deny"]
@@ -201,6 +202,21 @@ class TodosChanged:
 
 
 @dataclass(frozen=True)
+class FindingsReported:
+    """The model reported review findings (``review_findings``). Emitted while that call runs, before its
+    ``ToolCallFinished``.
+
+    Attributes:
+        findings: the accepted findings, in the order the model gave them (rejected ones are not here).
+        files: the workspace-relative POSIX paths this review covers, sorted: every file of a finding and
+            every file the model said it reviewed. A front end replaces what it shows for these files.
+    """
+
+    findings: tuple[ReviewFinding, ...]
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SubagentEvent:
     """An event of a subagent's run (the ``task`` tool), nested under the parent's tool call.
 
@@ -241,6 +257,7 @@ Event = (
     | InstructionsLoaded
     | ContextCompacted
     | TodosChanged
+    | FindingsReported
     | SubagentEvent
     | RunEnded
 )

@@ -1,7 +1,8 @@
 """Transcript lines: one short human-readable line per event, shared by the LSP log and the CLI.
 
 Streamed deltas are not transcript lines of their own (the completed message is); see ``line_for``.
-A todo list is shown whole, one item per line; a subagent's events are indented under ``⤷ [description]``.
+A todo list is shown whole, one item per line, and so are review findings (``path:line: severity: message``);
+a subagent's events are indented under ``⤷ [description]``.
 
 Text from the model, the workspace or a tool is shown through ``core.visible_text.visible``: escape
 sequences, carriage returns and bidi or zero-width characters appear as ``^[``, ``^M``, ``<U+202E>``, so a
@@ -16,6 +17,7 @@ from typing import assert_never
 from agent_ls.core.events import (
     ContextCompacted,
     Event,
+    FindingsReported,
     InstructionsLoaded,
     MessageCompleted,
     MessageDelta,
@@ -100,6 +102,10 @@ def line_for(event: Event) -> str | None:
         case TodosChanged(items=items):
             todo_lines = (f"\n    {STATUS_MARKS[item.status]} {_clip(item.content, 200)}" for item in items)
             return "  todos:" + "".join(todo_lines)
+        case FindingsReported(findings=findings, files=files):
+            finding_lines = (f"\n    {_clip(str(finding), 300)}" for finding in findings)
+            covered = _names(files) or "(no file)"
+            return f"  review findings: {len(findings)} in {covered}" + "".join(finding_lines)
         case SubagentEvent(description=description, event=inner):
             line = line_for(inner)
             if line is None:

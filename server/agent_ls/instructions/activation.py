@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +101,9 @@ class SkillActivations:
         self.skills = skills
         self._root = workspace_root
         self._active: dict[str, Activation] = {}
+        self.on_activate: Callable[[Skill], None] | None = None
+        """Called with each skill as it is activated (the session loads the deferred tools its
+        ``allowed-tools`` names: ``assembly``); must not raise."""
 
     def is_active(self, name: str) -> bool:
         return name in self._active
@@ -124,6 +128,8 @@ class SkillActivations:
         content = render_activation(skill, body, files, total, label)
         activation = Activation(name, instructions_block(f"skill:{name}", content))
         self._active[name] = activation
+        if self.on_activate is not None:
+            self.on_activate(skill)
         return activation
 
     def active(self) -> tuple[Activation, ...]:

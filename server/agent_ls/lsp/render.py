@@ -6,6 +6,8 @@ the run's work-done token (begin at ``RunStarted``, a report per turn and per to
 ``RunEnded`` with the outcome). ``RunEnded`` also sends ``agent/runEnded``. ``TodosChanged`` sends
 ``agent/todos`` and a progress report naming the item in progress; a subagent's events (``SubagentEvent``)
 go out as its own would, marked with ``subagent``, and its turns and tool calls are progress reports.
+``FindingsReported`` publishes the findings as diagnostics (``review_diagnostics``) and sends an
+``agent/event`` of kind ``findings`` whose text is their ``path:line: severity: message`` lines.
 
 A ``VerdictGiven`` with verdict deny (by a rule or by the user) also sends a ``window/showMessage`` of
 type Warning, ``agent-ls blocked: <tool> <subject> (<rule>)``, at most once per distinct subject per run:
@@ -31,6 +33,7 @@ from lsprotocol import types as t
 from agent_ls.core.events import (
     ContextCompacted,
     Event,
+    FindingsReported,
     InstructionsLoaded,
     MessageCompleted,
     MessageDelta,
@@ -51,6 +54,7 @@ from agent_ls.core.messages import Usage
 from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.core.visible_text import visible
 from agent_ls.lsp import protocol as p
+from agent_ls.lsp.review_diagnostics import show_findings
 from agent_ls.lsp.state import AgentLanguageServer
 
 
@@ -131,6 +135,10 @@ class LspEventRenderer:
         if isinstance(event, InstructionsLoaded) and event.what == "unknown-skill":
             message = f"agent-ls: {event.detail}"  # a mistyped /skill must not pass unnoticed
             self._ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=message))
+        if isinstance(event, FindingsReported):
+            entry = self._ls.state.sessions.get(self._session_id)
+            if entry is not None:
+                show_findings(self._ls, self._session_id, entry.session.root, event)
         notification = self._notification(event)
         if notification is not None:
             self._ls.protocol.notify(p.AGENT_EVENT, notification.wire())
@@ -215,6 +223,9 @@ class LspEventRenderer:
                 return nested.model_copy(update={"subagent": marker}) if nested is not None else None
             case ContextCompacted():
                 return p.AgentEventNotification(session_id=sid, kind="compacted", text=line_for(event))
+            case FindingsReported(findings=findings):
+                lines = "\n".join(str(finding) for finding in findings)
+                return p.AgentEventNotification(session_id=sid, kind="findings", text=lines)
             case InstructionsLoaded() | RemoteContentDefanged() | RunEnded():
                 return None  # the transcript line (window/logMessage) and the warning say it
             case _:

@@ -22,7 +22,9 @@ from agent_ls.lsp.handlers import (
     compaction,
     config_files,
     context,
+    findings,
     lifecycle,
+    proposal_files,
     sessions,
 )
 from agent_ls.lsp.state import AgentLanguageServer
@@ -46,13 +48,14 @@ def build_server() -> AgentLanguageServer:
         (protocol.CMD_CANCEL, commands.cancel),
         (protocol.CMD_PROPOSAL, commands.proposal),
         (protocol.CMD_APPLY_PROPOSAL, apply.apply_proposal),
-        (protocol.CMD_DISCARD_PROPOSAL, commands.discard_proposal),
+        (protocol.CMD_DISCARD_PROPOSAL, proposal_files.discard_proposal),
         (protocol.CMD_LIST_SKILLS, commands.list_skills),
         (protocol.CMD_RUN_SKILL, commands.run_skill),
         (protocol.CMD_INSTRUCTIONS, commands.instructions),
         (protocol.CMD_CONTEXT, context.context),
         (protocol.CMD_LIST_SESSIONS, sessions.list_sessions),
         (protocol.CMD_COMPACT, compaction.compact),
+        (protocol.CMD_CLEAR_FINDINGS, findings.clear_findings),
     ):
         server.command(name)(answering(name, handler))
     return server

@@ -24,6 +24,7 @@ from agent_ls.instructions.skills import Skill
 from agent_ls.instructions.watch import InstructionWatcher
 from agent_ls.lsp.action_items import approval_converter
 from agent_ls.lsp.capabilities import ClientFlags
+from agent_ls.lsp.diagnostic_sets import DiagnosticSets
 from agent_ls.lsp.well_formed import WellFormedProtocol
 from agent_ls.runtime import Session
 from agent_ls.sessions.run_lock import RunLock
@@ -75,6 +76,11 @@ class ServerState:
     """The client accepted to watch the instruction files (``workspace/didChangeWatchedFiles``)."""
     store: SessionStore = field(default_factory=lambda: SessionStore.from_environ(os.environ))
     """Where sessions are written and read back (``AGENT_LS_STATE_DIR`` or the user state dir)."""
+    diagnostics: DiagnosticSets = field(default_factory=DiagnosticSets)
+    """Every diagnostic the server shows, per source (config files, agent files, review findings), so
+    that one source's publication never erases another's on the same file."""
+    review_publishing: asyncio.Task[None] | None = None
+    """The latest publication of review findings (``review_diagnostics``); the next one waits for it."""
     secret_indexes: SecretIndexes = field(default_factory=SecretIndexes)
     """The secret index of each workspace root, started at ``initialized`` so that a run's first
     command finds it built (``workspace.secret_index``), shared by the runs of that root."""

@@ -9,6 +9,8 @@ What is written, per event of ``core.events`` (docs/sessions.md lists every kind
 - every message the history gained since the last event → ``message {message}`` (``records``);
 - ``VerdictGiven`` → ``verdict {callId, name, verdict, rule, subject, approval}``, and a new
   "Allow for this session" → ``approval {key}``;
+- ``FindingsReported`` → ``findings {findings, files}`` (each finding ``{path, line, endLine, severity,
+  message}``, 1-based; the files the review covers);
 - ``UsageReported`` → ``usage {usage}``; ``ProposalChanged`` → ``proposal {changes, removed}``
   (both texts of each changed file);
 - a nested AGENTS.md attached → ``nested {dir, label}``;
@@ -31,6 +33,7 @@ from agent_ls.core.events import (
     ContextCompacted,
     Event,
     EventSink,
+    FindingsReported,
     ProposalChanged,
     RunEnded,
     RunStarted,
@@ -112,6 +115,9 @@ class SessionRecorder:
                 {"content": i.content, "status": i.status, "activeForm": i.active_form} for i in event.items
             ]
             self.log.append("todos", {"todos": todos})
+        elif isinstance(event, FindingsReported):
+            findings = [finding.wire() for finding in event.findings]
+            self.log.append("findings", {"findings": findings, "files": list(event.files)})
         self._new_approvals_and_skills()
         if isinstance(event, RunEnded):
             self.log.append(

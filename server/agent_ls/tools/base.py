@@ -132,6 +132,9 @@ class Tool(Generic[ArgsT]):
             argument, ``bash`` the ``command`` argument; ``args`` must have that field.
         brief: a few words saying what the tool is for, shown by ``load_tools`` while the tool is deferred
             (its schema not sent yet); "" for tools always sent.
+        listed: a deferred tool ``load_tools`` names in its description; False for one only a skill uses
+            (``review_findings``): it is loaded when a skill naming it in ``allowed-tools`` is activated,
+            or by a call, and costs no token before.
     """
 
     name: str
@@ -142,6 +145,7 @@ class Tool(Generic[ArgsT]):
     permission: Permission
     own_timeout: bool = False
     brief: str = ""
+    listed: bool = True
 
     def __post_init__(self) -> None:
         field = SUBJECT_FIELDS[self.permission]

@@ -6,7 +6,8 @@ description names each with a few words (``Tool.brief``); once loaded, a tool's 
 request's tools for the rest of the session (the registry's ``load``). A deferred tool called by name
 before it was loaded still runs, and is loaded by that call. ``names`` is a plain list of strings, not an
 enum: the enum would repeat every name (about 20 tokens in every request); an unknown name is an error
-listing the right ones. Behaviour follows Claude Code's deferred tools and ``ToolSearch`` (names listed,
+listing the right ones. A tool with ``Tool.listed`` False is named neither in the description nor in the
+errors (a skill loads it). Behaviour follows Claude Code's deferred tools and ``ToolSearch`` (names listed,
 schema on first use).
 """
 
@@ -37,19 +38,19 @@ def load_tools_tool(
     if not deferred:
         raise ValueError("load_tools needs at least one deferred tool")
     names = [tool.name for tool in deferred]
+    shown = ", ".join(tool.name for tool in deferred if tool.listed)  # a skill loads the others
 
     async def run(args: Args, ctx: ToolContext) -> ToolOutput:
         if not args.names:
-            raise ToolError(f"name the tools to load, from: {', '.join(names)}")
+            raise ToolError(f"name the tools to load, from: {shown}")
         unknown = [name for name in args.names if name not in names]
         if unknown:
-            raise ToolError(
-                f"no tool to load named {', '.join(map(repr, unknown))}; choose from: {', '.join(names)}"
-            )
+            raise ToolError(f"no tool to load named {', '.join(map(repr, unknown))}; choose from: {shown}")
         loaded = load(args.names)
         return ToolOutput(f"Loaded {', '.join(loaded)}; call them now." if loaded else "Already loaded.")
 
-    description = "Load more tools: " + ", ".join(_summary(tool) for tool in deferred) + "."
+    listed = [_summary(tool) for tool in deferred if tool.listed]
+    description = "Load more tools: " + ", ".join(listed) + "." if listed else "Load more tools by name."
     return Tool(name=NAME, description=description, args=Args, run=run, mutates=False, permission="session")
 
 

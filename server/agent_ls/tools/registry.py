@@ -161,7 +161,8 @@ class ToolRegistry:
         loaded = {tool.name: tool for tool in self._deferred}
         shown = [loaded[name] for name in self._loaded if name in loaded]
         waiting = [tool for tool in self._deferred if tool.name not in self._loaded]
-        loader = [load_tools_tool(waiting, self.load)] if waiting else []
+        listed = any(tool.listed for tool in waiting)  # a skill loads the others: no load_tools for them
+        loader = [load_tools_tool(waiting, self.load)] if listed else []
         every = (*self._base, *self._extra, *loader, *shown)
         by_name = {tool.name: tool for tool in (*every, *waiting)}
         if len(by_name) != len(every) + len(waiting):

@@ -246,9 +246,15 @@ class Overlay:
         The agent's last read of each such file becomes what it proposed: applied, the file is what the
         agent knows; rejected, it differs, and a later write is refused until the agent reads it again.
         """
-        for rel, change in self._pending.items():
-            self._seen[rel] = _digest(change.new_text)
-        self._pending.clear()
+        self.drop(list(self._pending))
+
+    def drop(self, paths: Iterable[str]) -> None:
+        """Drop the pending edits of ``paths`` (part of the proposal applied or discarded), as ``discard``
+        drops them all; the other files stay pending. A path with nothing pending is ignored."""
+        for rel in paths:
+            change = self._pending.pop(rel, None)
+            if change is not None:
+                self._seen[rel] = _digest(change.new_text)
 
     def proposal(self) -> list[FileChange]:
         """The pending edits sorted by path, without those whose new text equals their base.

@@ -61,6 +61,8 @@ ESSENTIALS: dict[str, tuple[str, ...]] = {
         "No findings",
         "grep",
         "read_file",
+        "review_findings",
+        "path:line: severity: message",
     ),
     "write-tests": (
         "$ARGUMENTS",

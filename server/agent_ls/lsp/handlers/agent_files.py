@@ -187,7 +187,7 @@ async def lint(ls: AgentLanguageServer) -> None:
             continue  # the editor shows these already
         uri = from_fs_path(str(path))
         if uri is not None:
-            ls.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+            ls.state.diagnostics.publish(ls, uri, "agent-files", diagnostics)
     state.agent_diagnostics = {path: found for path, found in by_file.items() if found}
 
 

@@ -3,7 +3,10 @@
 Offered, in order, for a ``file:`` document inside a workspace root:
 
 1. "Agent: Fix this problem", one per diagnostic of ``context.diagnostics`` that overlaps the range
-   (kind ``quickfix``, carrying that diagnostic);
+   (kind ``quickfix``, carrying that diagnostic); for a review finding (source ``agent-ls review``, its
+   ``data`` a ``protocol.FindingData``) "Agent: Fix this finding" instead, whose command continues the
+   session that reported it (``agent.run {sessionId, task, uri}``, the task naming the finding's file,
+   lines, severity and message);
 2. "Agent: Review this file (/code-review)" (kind ``source``);
 3. "Agent: Explain selection", only when the range is not empty (kind ``""``, ``CodeActionKind.Empty``);
 4. "Agent: Write tests for this" (kind ``source``).
@@ -26,12 +29,14 @@ from typing import Any
 
 from lsprotocol import converters
 from lsprotocol import types as t
+from pydantic import ValidationError
 from pygls.uris import to_fs_path
 
 from agent_ls.lsp import protocol
 from agent_ls.lsp.state import AgentLanguageServer
 
 FIX_TITLE = "Agent: Fix this problem"
+FIX_FINDING_TITLE = "Agent: Fix this finding"
 REVIEW_TITLE = "Agent: Review this file (/code-review)"
 EXPLAIN_TITLE = "Agent: Explain selection"
 TESTS_TITLE = "Agent: Write tests for this"
@@ -67,7 +72,17 @@ def actions_for(params: t.CodeActionParams, roots: list[Path]) -> list[t.CodeAct
     selection = params.range
     actions: list[t.CodeAction] = []
     for diagnostic in params.context.diagnostics:
-        if _overlaps(diagnostic.range, selection):
+        finding = _finding(diagnostic)
+        if finding is not None and _overlaps(diagnostic.range, selection):
+            task = finding_task(finding.finding)
+            follow_up = {"sessionId": finding.session_id, "task": task, "uri": uri}
+            command = t.Command(title=FIX_FINDING_TITLE, command=protocol.CMD_RUN, arguments=[follow_up])
+            actions.append(
+                t.CodeAction(
+                    title=FIX_FINDING_TITLE, kind=KIND_FIX, diagnostics=[diagnostic], command=command
+                )
+            )
+        elif _overlaps(diagnostic.range, selection):
             arguments = {
                 "skill": "fix-diagnostics",
                 "uri": uri,
@@ -89,6 +104,29 @@ def actions_for(params: t.CodeActionParams, roots: list[Path]) -> list[t.CodeAct
     if only is not None:
         actions = [a for a in actions if a.kind is not None and any(_of_kind(a.kind, k) for k in only)]
     return actions
+
+
+def finding_task(finding: protocol.ReviewFindingWire) -> str:
+    """The follow-up task that fixes ``finding`` (lines 1-based, as the review cited them)."""
+    one = finding.end_line == finding.line
+    lines = f"line {finding.line}" if one else f"lines {finding.line}-{finding.end_line}"
+    message = " ".join(finding.message.split())
+    return (
+        f"Fix this finding of your review: {finding.path} {lines} ({finding.severity}): {message}\n"
+        "Read those lines again first (the file may have changed), then propose the smallest edit that "
+        "fixes it, and run the relevant tests if there are any."
+    )
+
+
+def _finding(diagnostic: t.Diagnostic) -> protocol.FindingData | None:
+    """The finding a review diagnostic carries, or None for any other diagnostic (or a ``data`` the client
+    did not send back whole)."""
+    if diagnostic.source != protocol.REVIEW_SOURCE or diagnostic.data is None:
+        return None
+    try:
+        return protocol.FindingData.model_validate(diagnostic.data)
+    except ValidationError:
+        return None
 
 
 def _action(

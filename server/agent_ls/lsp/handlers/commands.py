@@ -5,7 +5,7 @@ say "no argument"), and returns an object (``lsp/protocol.py``). ``agent.run``
 returns at once and runs in a background task: pygls does not stop a command coroutine when its
 request is cancelled, so cancel goes through ``agent.cancel`` or ``window/workDoneProgress/cancel``
 on the run's token.
-Applying a proposal is in ``apply.py``.
+Applying a proposal is in ``apply.py``, discarding it in ``proposal_files.py``.
 """
 
 from __future__ import annotations
@@ -310,16 +310,6 @@ def _proposal_files(session: Session, changes: list[FileChange]) -> list[p.Propo
             )
         )
     return files
-
-
-async def discard_proposal(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
-    params = parse_params(p.SessionParams, arguments)
-    entry = await sessions.entry_for(ls, params.session_id, functools.partial(assemble_for, ls))
-    if entry is None or not entry.session.proposal():
-        return p.DiscardProposalResult(discarded=False).wire()
-    entry.session.discard()
-    sessions.record(entry, "proposal_cleared", {"why": "discarded"})
-    return p.DiscardProposalResult(discarded=True).wire()
 
 
 async def assemble_for(ls: AgentLanguageServer, root: Path, session_id: str) -> Session:

@@ -90,9 +90,7 @@ def publish(ls: AgentLanguageServer, loaded: list[LoadedConfig]) -> None:
         uri = from_fs_path(str(path))
         if uri is None:
             continue
-        ls.text_document_publish_diagnostics(
-            t.PublishDiagnosticsParams(uri=uri, diagnostics=[_lsp(ls, d) for d in diagnostics])
-        )
+        ls.state.diagnostics.publish(ls, uri, "config", [_lsp(ls, d) for d in diagnostics])
     ls.state.config_diagnostic_files = {path for path, found in by_file.items() if found}
 
 
