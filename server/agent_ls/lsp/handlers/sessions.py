@@ -25,6 +25,7 @@ from agent_ls.lsp.command_args import parse_params
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
 from agent_ls.runtime import Session
 from agent_ls.sessions.continuation import summaries
+from agent_ls.sessions.outputs import SessionOutputs
 from agent_ls.sessions.resume import Restored, restore
 from agent_ls.sessions.saved import SavedSession, replay
 from agent_ls.sessions.store import SessionFormatError, SessionLog, SessionNotFound, SessionStore, check_id
@@ -111,6 +112,7 @@ async def entry_for(
     session.close()  # no run: the shadow copy is not needed; the proposal stays readable
     entry = SessionEntry(session=session, task_text=saved.title, progress_token="")
     entry.log = open_log(ls, session, new=False)
+    session.keep_outputs(SessionOutputs(entry.log))  # agent.compact's placeholders name read_output
     ls.state.sessions[session_id] = entry
     return entry
 
