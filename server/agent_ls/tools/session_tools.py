@@ -8,6 +8,8 @@ todo_write, memory and task add about 560 estimated tokens to every request; the
 that names them costs about 90. ``write_file`` (98) is deferred too: without it the first request stays
 under the 1,400-token budget, and it is needed only to create a file (edit_file changes existing ones),
 so a session that creates none never pays for it; one that does pays one ``load_tools`` turn.
+``review_findings`` (about 270) is not even named by ``load_tools``: a skill naming it in ``allowed-tools``
+(code-review) loads it when activated.
 ``read_output`` (present when the session keeps outputs) adds about 10 to the ``load_tools`` entry.
 """
 
@@ -18,7 +20,7 @@ from typing import Any
 
 from agent_ls.core.messages import AssistantMessage, Message, UserMessage
 from agent_ls.core.todos import TodoList
-from agent_ls.tools import write_file
+from agent_ls.tools import review_findings, write_file
 from agent_ls.tools.base import OutputKeeper, Tool
 from agent_ls.tools.memory import MemoryNotes, memory_tools
 from agent_ls.tools.read_output import read_output_tool
@@ -40,7 +42,7 @@ def deferred_tools(
         tools.extend(memory_tools(memory, origin))
     if outputs is not None:
         tools.append(read_output_tool(outputs))
-    return [*tools, *extra]
+    return [*tools, *extra, review_findings.TOOL]  # last: load_tools does not name it
 
 
 def origin_of(session_id: str, history: Sequence[Message]) -> str:
