@@ -10,7 +10,7 @@ import type { ViewState } from './state';
 
 /** Extension → webview. */
 export type ToWebview =
-  | { type: 'state'; state: ViewState; perFileActions: boolean }
+  | { type: 'state'; state: ViewState }
   /** Put the keyboard focus in the input box (a new session). */
   | { type: 'focusInput' };
 

@@ -45,12 +45,6 @@ import { EMPTY_STATE, reduce, type ViewAction, type ViewState } from './state';
 /** The view's id in package.json (`contributes.views.agentLs`). */
 export const SESSION_VIEW_ID = 'agentLs.sessionView';
 
-/**
- * The server takes `files: [uri]` on `agent.applyProposal` / `agent.discardProposal` (issue 16):
- * each proposed file gets its own Apply and Discard. False: only the whole proposal is applied.
- */
-export const SERVER_TAKES_FILES = false;
-
 /** Sessions whose early events are kept, and events per session. */
 const EARLY_SESSIONS = 4;
 const EARLY_EVENTS = 5000;
@@ -189,7 +183,7 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
     }
     this.postTimer = setTimeout(() => {
       this.postTimer = undefined;
-      this.post({ type: 'state', state: this.state, perFileActions: SERVER_TAKES_FILES });
+      this.post({ type: 'state', state: this.state });
     }, POST_DELAY_MS);
   }
 
@@ -201,7 +195,7 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
     try {
       switch (message.type) {
         case 'ready':
-          this.post({ type: 'state', state: this.state, perFileActions: SERVER_TAKES_FILES });
+          this.post({ type: 'state', state: this.state });
           return;
         case 'send':
           await this.send(message.text);
@@ -278,7 +272,7 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
         await (file ? this.proposals.showFile(sessionId, file.path) : this.proposals.show(sessionId));
         return;
       case 'apply':
-        if (file && SERVER_TAKES_FILES) {
+        if (file) {
           await this.applyFiles(sessionId, [file.uri]);
         } else {
           await this.proposals.apply(sessionId);
@@ -286,7 +280,7 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
         await this.refreshProposal();
         return;
       case 'discard':
-        if (file && SERVER_TAKES_FILES) {
+        if (file) {
           await this.discardFiles(sessionId, [file.uri]);
         } else {
           await this.proposals.discard(sessionId);

@@ -21,11 +21,6 @@ import type { ProposalFileView, RunView, ToolCallView, ViewState } from './state
 /** What the webview can ask of the extension (`data-action` values, plus `send`). */
 export type ViewActionName = 'review' | 'apply' | 'discard' | 'refreshContext' | 'cancel';
 
-export interface RenderOptions {
-  /** The server takes `files` on apply / discard: each file gets its own Apply and Discard. */
-  perFileActions: boolean;
-}
-
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 export function escapeHtml(text: string): string {
@@ -129,7 +124,7 @@ function todos(list: TodoWire[]): string {
   return `<section class="todos" aria-label="Todo list"><h3>Todo (${done}/${list.length} done)</h3><ul>${items}</ul></section>`;
 }
 
-function proposal(files: ProposalFileView[], options: RenderOptions): string {
+function proposal(files: ProposalFileView[]): string {
   if (files.length === 0) {
     return '';
   }
@@ -137,13 +132,11 @@ function proposal(files: ProposalFileView[], options: RenderOptions): string {
   const removed = files.reduce((sum, file) => sum + file.removed, 0);
   const rows = files
     .map((file) => {
-      const actions = [button('review', 'Review', 'diff', file.uri, `Review ${file.path}`)];
-      if (options.perFileActions) {
-        actions.push(
-          button('apply', 'Apply', 'check', file.uri, `Apply ${file.path}`),
-          button('discard', 'Discard', 'discard', file.uri, `Discard ${file.path}`),
-        );
-      }
+      const actions = [
+        button('review', 'Review', 'diff', file.uri, `Review ${file.path}`),
+        button('apply', 'Apply', 'check', file.uri, `Apply ${file.path}`),
+        button('discard', 'Discard', 'discard', file.uri, `Discard ${file.path}`),
+      ];
       return (
         `<li class="file">${icon(file.isNew ? 'new-file' : 'file')}<span class="path">${escapeHtml(file.path)}</span>` +
         `<span class="added">+${file.added}</span><span class="removed">−${file.removed}</span>` +
@@ -204,13 +197,13 @@ function head(state: ViewState): string {
 }
 
 /** The conversation fragment for `state`. Deterministic. */
-export function renderConversation(state: ViewState, markdown: RenderMarkdown, options: RenderOptions): string {
+export function renderConversation(state: ViewState, markdown: RenderMarkdown): string {
   const runs = state.runs.map((view, index) => run(view, index, markdown)).join('');
   return [
     head(state),
     runs ? `<ol class="runs">${runs}</ol>` : '',
     todos(state.todos),
-    proposal(state.proposal, options),
+    proposal(state.proposal),
     state.context ? contextChart(state.context) : '',
   ].join('');
 }

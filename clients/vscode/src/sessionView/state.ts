@@ -68,7 +68,10 @@ export interface ViewState {
   runs: RunView[];
   todos: TodoWire[];
   proposal: ProposalFileView[];
-  /** The session's usage over every run, earlier ones included. */
+  /**
+   * The session's usage: the stored summary's when resumed, plus each run's usage as it ends. (The
+   * server's `sessionUsage` fields count every run of the editor's connection, all sessions together.)
+   */
   sessionUsage?: UsageSummary;
   context?: ContextResult;
   /** True from a run's start to its `agent/runEnded`. */
@@ -189,10 +192,7 @@ function eventReduce(state: ViewState, event: AgentEventNotification): ViewState
         ),
       );
     case 'usage':
-      return {
-        ...withLastRun(state, (run) => (event.usage ? { ...run, usage: event.usage } : run)),
-        ...(event.sessionUsage ? { sessionUsage: event.sessionUsage } : {}),
-      };
+      return withLastRun(state, (run) => (event.usage ? { ...run, usage: event.usage } : run));
     case 'runStarted':
       return { ...(lastRunJustStarted(state) ? state : addRun(state, event.text ?? '')), running: true };
     case 'reasoningDelta':
@@ -219,7 +219,21 @@ function ended(state: ViewState, notification: RunEndedNotification): ViewState 
       ...(notification.status === 'done' ? {} : { reason: notification.reason }),
     };
   });
-  return { ...next, running: false, sessionUsage: notification.sessionUsage };
+  return { ...next, running: false, sessionUsage: addUsage(state.sessionUsage, notification.usage) };
+}
+
+/** `a + b`; the cost is unknown (null) only when neither knows it. */
+export function addUsage(a: UsageSummary | undefined, b: UsageSummary): UsageSummary {
+  if (!a) {
+    return b;
+  }
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
+    estimated: a.estimated || b.estimated,
+    costUsd: a.costUsd === null && b.costUsd === null ? null : (a.costUsd ?? 0) + (b.costUsd ?? 0),
+  };
 }
 
 function proposalFiles(files: ProposalFile[]): ProposalFileView[] {

@@ -28,7 +28,7 @@ function render(message: Extract<ToWebview, { type: 'state' }>): void {
   const open = new Set([...conversation.querySelectorAll('details[open]')].map((node) => node.getAttribute('data-key')));
   const scroller = document.scrollingElement ?? document.documentElement;
   const atBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 40;
-  conversation.innerHTML = renderConversation(message.state, markdown, { perFileActions: message.perFileActions });
+  conversation.innerHTML = renderConversation(message.state, markdown);
   for (const node of conversation.querySelectorAll('details[data-key]')) {
     if (open.has(node.getAttribute('data-key'))) {
       node.setAttribute('open', '');

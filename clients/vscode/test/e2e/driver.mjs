@@ -25,6 +25,10 @@ const PERMISSION_ANSWER = process.env.AGENT_LS_E2E_ANSWER || 'Allow once'; // or
 const REVIEW_FROM_PALETTE = 'Review of stats.py (1 finding):';
 const REVIEW_FROM_CODE_ACTION = 'Review of stats.py from the code action (1 finding):';
 const REVIEW_ACTION = 'Agent: Review this file (/code-review)';
+const VIEW_TASK = 'Explain what mean() returns';
+const VIEW_ANSWER_START = 'What mean() returns';
+const FOLLOW_UP = 'And for an empty list?';
+const FOLLOW_UP_ANSWER = 'so mean([]) raises ZeroDivisionError';
 // Must match the AGENTS.md that e2e.sh writes into the workspace.
 const AGENTS_RULE = 'e2e rule: keep the helpers free of dependencies.';
 const BUGGY = '    return sum(values) / (len(values) - 1)';
@@ -371,6 +375,102 @@ async function scenario() {
   await reviewRun('code action', REVIEW_FROM_CODE_ACTION, 6);
   await shot('code-action-review-ended');
   mark('review from the code action ended');
+
+  await agentView();
+}
+
+// ---------------------------------------------------------------- the Agent view (a webview view)
+// Its page is two iframes deep; find the frame that holds the view's conversation.
+async function agentViewFrame() {
+  return waitUntil('the Agent view\'s webview', async () => {
+    for (const frame of page.frames()) {
+      if (await frame.locator('#conversation').count().catch(() => 0)) return frame;
+    }
+    return undefined;
+  });
+}
+
+async function agentView() {
+  // 13. Runs from the palette and code actions show in the view, which they revealed: the last one is the
+  //     code action's review, with its task, its answer and its status.
+  currentStep = '13. the Agent view shows the code action\'s run';
+  const container = page.locator('.activitybar .action-item a[aria-label^="Agent"]').first();
+  await container.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  const view = await agentViewFrame();
+  const runs = view.locator('#conversation .run');
+  await waitUntil('the review run in the view', async () =>
+    (await runs.last().innerText().catch(() => '')).includes(REVIEW_FROM_CODE_ACTION.replace(':', '')));
+  const lastRun = await runs.last().innerText();
+  await check(lastRun.includes('/code-review stats.py'), `the view's run does not show its task: ${lastRun}`);
+  await check(/done/.test(lastRun), `the view's run is not done: ${lastRun}`);
+  await shot('agent-view-code-action-run');
+  mark('the Agent view shows the run started by the code action');
+
+  // 14. A new session from the view: the answer streams in as markdown (sanitized), then the run ends.
+  currentStep = '14. a task from the Agent view';
+  await view.locator('button[data-action="newSession"]').click();
+  await waitUntil('the view to be empty', async () => (await view.locator('#conversation .empty').count()) === 1);
+  const input = view.locator('#task');
+  await input.fill(VIEW_TASK);
+  await input.press('Enter');
+  const answer = view.locator('#conversation .run').last().locator('.answer');
+  const status = view.locator('#conversation .run').last().locator('.run-status');
+  await waitUntil('part of the streamed answer', async () =>
+    (await answer.count()) > 0 && (await status.innerText()).includes('working'));
+  const partial = await answer.first().innerText();
+  await shot('agent-view-streaming');
+  await waitUntil('the run from the view to end', async () => (await status.innerText()).includes('done'));
+  const whole = await answer.first().innerText();
+  await check(whole.includes(VIEW_ANSWER_START) && whole.length > partial.length,
+    `the view did not stream the answer (partial ${partial.length} chars, whole ${whole.length}): ${whole}`);
+  await check(await answer.locator('h2').count() === 1 && await answer.locator('strong').count() >= 1
+    && await answer.locator('li').count() === 2, 'the answer is not rendered as markdown (heading, bold, list)');
+  await check(await view.locator('#conversation .run').count() === 1, 'the new session shows more than its own run');
+  const task7 = await view.locator('#conversation .run .task').first().innerText();
+  await check(task7.includes(VIEW_TASK), `the view does not show the typed task: ${task7}`);
+  await waitUntil('model request 7', () => readRequests().length >= 7);
+  const seventh = readRequests()[6].messages;
+  const users7 = seventh.filter((m) => m.role === 'user').map((m) => text(m.content)).join('\n');
+  await check(users7.includes(VIEW_TASK), `request 7 does not carry the view's task: ${users7.slice(0, 300)}`);
+  await check(!users7.includes('/code-review'), 'request 7 carries an earlier session: New session did not start one');
+  await view.locator('#conversation .context .bar').first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await shot('agent-view-answer');
+  mark(`a task from the view streamed its answer (${partial.length} of ${whole.length} characters at the first look)`);
+
+  // 15. A follow-up from the input box continues the session: the model gets the first task and answer.
+  currentStep = '15. a follow-up in the same session';
+  await input.fill(FOLLOW_UP);
+  await input.press('Enter');
+  await waitUntil('the follow-up to end', async () =>
+    (await view.locator('#conversation .run').count()) === 2
+    && (await view.locator('#conversation .run').last().locator('.run-status').innerText()).includes('done'));
+  const followUp = await view.locator('#conversation .run').last().innerText();
+  await check(followUp.includes(FOLLOW_UP) && followUp.includes(FOLLOW_UP_ANSWER), `the follow-up run is not shown: ${followUp}`);
+  await waitUntil('model request 8', () => readRequests().length >= 8);
+  const eighth = readRequests()[7].messages;
+  const history = eighth.map((m) => `${m.role}: ${text(m.content)}`).join('\n');
+  await check(history.includes(VIEW_TASK) && history.includes(VIEW_ANSWER_START) && history.includes(FOLLOW_UP),
+    `request 8 does not carry the session's history (first task, its answer, the follow-up): ${history.slice(-800)}`);
+  const order = [VIEW_TASK, VIEW_ANSWER_START, FOLLOW_UP].map((needle) => history.indexOf(needle));
+  await check(order[0] < order[1] && order[1] < order[2], `request 8's history is out of order: ${order}`);
+  await shot('agent-view-follow-up');
+  mark('the follow-up went to the same session, with its history');
+
+  // 16. The session picker (agent.listSessions) resumes an older session: the palette's first run.
+  currentStep = '16. resume a session from the picker';
+  await view.locator('button[data-action="pickSession"]').click();
+  const sessionRows = page.locator('.quick-input-widget .monaco-list-row');
+  const listed = await waitUntil('the stored sessions in the picker', async () => {
+    const rows = await sessionRows.allInnerTexts();
+    return rows.some((row) => row.includes(TASK)) ? rows : undefined;
+  });
+  await check(listed.some((row) => row.includes(VIEW_TASK)), `the picker does not list the view's session: ${JSON.stringify(listed)}`);
+  await shot('agent-view-sessions');
+  await sessionRows.filter({ hasText: TASK }).first().click();
+  await waitUntil('the resumed session in the view', async () =>
+    (await view.locator('#conversation .resumed').innerText().catch(() => '')).includes(TASK));
+  await shot('agent-view-resumed');
+  mark('an older session resumed from the picker');
 }
 
 // A /code-review run on stats.py: its progress notification, its end notification with the answer, and

@@ -38,6 +38,20 @@ REVIEW_FROM_CODE_ACTION = (
     "- stats.py:9: mean() returns a float for ints too; the annotation says list[float], so this is fine."
 )
 
+# The Agent view's task and its follow-up (same session): markdown answers, streamed in 8-character pieces
+# 60 ms apart so the driver sees (and photographs) the answer while it streams.
+VIEW_ANSWER = (
+    "## What mean() returns\n\n"
+    "`mean(values)` returns the **arithmetic mean**: `sum(values) / len(values)`.\n\n"
+    "- a `float`, also for a list of ints;\n"
+    "- it divides by the number of values, so the result lies between the smallest and the largest.\n\n"
+    "The fix you applied removed the `- 1` that made it divide by one value too few."
+)
+FOLLOW_UP_ANSWER = (
+    "For an **empty list** `len(values)` is 0, so `mean([])` raises `ZeroDivisionError` "
+    "(see the answer above: it divides by the number of values)."
+)
+
 STEPS: list[dict[str, object]] = [
     # The delay keeps the run's progress notification on screen long enough for its screenshot.
     {
@@ -64,6 +78,9 @@ STEPS: list[dict[str, object]] = [
     {"content": REVIEW_FROM_PALETTE, "delay_s": 1.0},
     # "Agent: Review this file (/code-review)" from Source Action… (a server code action).
     {"content": REVIEW_FROM_CODE_ACTION, "delay_s": 1.0},
+    # A task typed into the Agent view (a new session), then a follow-up in the same session.
+    {"content": VIEW_ANSWER, "chunk_delay_s": 0.06},
+    {"content": FOLLOW_UP_ANSWER, "chunk_delay_s": 0.02},
 ]
 
 

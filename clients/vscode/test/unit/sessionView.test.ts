@@ -98,7 +98,7 @@ test('the run ends with its status and usage; a follow-up of the same session ad
   assert.equal(done.running, false);
   assert.equal(done.runs[0]?.status, 'done');
   assert.equal(done.runs[0]?.items.length, 4);
-  assert.deepEqual(done.sessionUsage, usage(1900));
+  assert.deepEqual(done.sessionUsage, usage(900), 'the run’s usage, not the server’s sessionUsage (every session of the connection)');
 
   // A follow-up: the server's runStarted adds the run, whether the launch comes before or after it.
   const followUp = fold([event('runStarted', { text: 'Now add a test' }), { type: 'runLaunched', sessionId: 's1', task: 'Now add a test' }], done);
@@ -159,6 +159,8 @@ test('todos, the proposal and the context are the session’s; a resumed session
   assert.equal(resumed.sessionId, 'old');
   assert.deepEqual(resumed.runs, []);
   assert.equal(resumed.resumed?.title, 'Fix the CLI');
+  const continued = fold([event('runStarted', { sessionId: 'old', text: 'more' }), ended({ sessionId: 'old', usage: usage(10, 0.25) })], resumed);
+  assert.deepEqual(continued.sessionUsage, { inputTokens: 15, outputTokens: 106, cachedInputTokens: 0, estimated: false, costUsd: 0.75 });
   assert.deepEqual(reduce(resumed, { type: 'newSession' }), EMPTY_STATE);
 });
 
@@ -183,7 +185,7 @@ test('the conversation HTML escapes the server’s strings and shows verdicts, t
     },
     { type: 'context', sessionId: 's1', context: { contextWindow: 1000, used: 250, free: 750, parts: [{ name: 'system <prompt>', tokens: 250 }], memory: null, noModel: null } },
   ]);
-  const out = renderConversation(state, html, { perFileActions: true });
+  const out = renderConversation(state, html);
   assert.ok(out.includes('<p>Let me read it.</p>'), 'the answer goes through the markdown renderer');
   assert.ok(out.includes('&lt;b&gt;rm -rf&lt;/b&gt;') && !out.includes('<b>rm'), 'tool arguments are escaped');
   assert.ok(out.includes('denied by rule Bash(rm *)'));
@@ -194,9 +196,8 @@ test('the conversation HTML escapes the server’s strings and shows verdicts, t
   assert.ok(out.includes('data-share="0.2500"'), 'the window bar is a quarter');
   assert.ok(out.includes('system &lt;prompt&gt;'));
   assert.ok(!/style=/.test(out), 'no inline style: the CSP forbids it');
-  const wholeOnly = renderConversation(state, html, { perFileActions: false });
-  assert.ok(!wholeOnly.includes('data-action="apply" data-uri='), 'without files support, only Apply all');
-  assert.ok(wholeOnly.includes('Apply all'));
+  assert.ok(out.includes('data-action="discard" data-uri="file:///w/a &quot;b&quot;.py"'));
+  assert.ok(out.includes('data-action="apply" title="Apply every proposed file"'), 'and Apply all, without a URI');
 });
 
 test('verdicts in words', () => {
