@@ -26,7 +26,15 @@ from agent_ls.core.context import Focus, system_prompt, task_message
 from agent_ls.core.errors import AgentLsError
 from agent_ls.core.events import ContextCompacted, Event, EventSink, InstructionsLoaded, RunEnded, RunStarted
 from agent_ls.core.loop import LoopLimits, run_loop
-from agent_ls.core.messages import NO_USAGE, AssistantMessage, Message, SystemMessage, Usage, UserMessage
+from agent_ls.core.messages import (
+    NO_USAGE,
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 from agent_ls.core.ports import ModelClient
 from agent_ls.core.proposal import FileChange
 from agent_ls.core.reminder import ReminderFacts, reminder_text
@@ -74,6 +82,15 @@ def open_or_reason(open_model: ModelOpener) -> tuple[ModelClient | None, str]:
         return open_model(), ""
     except AgentLsError as exc:
         return None, str(exc)
+
+
+def _message_text(message: Message) -> str:
+    """What of ``message`` may name a tool: its text, a tool result's content, the names of its calls."""
+    if isinstance(message, ToolResultMessage):
+        return message.content
+    if isinstance(message, AssistantMessage):
+        return " ".join([message.text, *(call.name for call in message.tool_calls)])
+    return message.text
 
 
 def _chain_labels(context: AgentContext) -> tuple[str, ...]:
@@ -182,17 +199,17 @@ class Session:
     def keep_outputs(self, keeper: OutputKeeper) -> None:
         """Keep the whole text of cut tool results in ``keeper`` (the session store's, opened after
         assembly): the registry keeps them and says so, the deferred ``read_output`` reads them, and
-        compaction's placeholders name it. A history that called ``read_output`` has it loaded again."""
+        compaction's placeholders name it. A resumed history that names ``read_output`` (a kept note, a
+        placeholder, a call) has it loaded again."""
         self.outputs = keeper
         self.registry.keep_outputs(keeper)
         self._set_skill_tool()
-        if any(
-            call.name == read_output.NAME
-            for m in self.history
-            if isinstance(m, AssistantMessage)
-            for call in m.tool_calls
-        ):
-            self.registry.load([read_output.NAME])
+        if any(read_output.NAME in _message_text(m) for m in self.history[1:]):
+            self._load_read_output()
+
+    def _load_read_output(self) -> None:
+        """Send ``read_output``'s schema from the next request on (a placeholder or a note names it)."""
+        self.registry.load([read_output.NAME])
 
     def _chain_text(self) -> str:
         """The AGENTS.md chain as the model reads it ("" for none): what a subagent is given."""
@@ -423,7 +440,7 @@ class Session:
             threshold=self.compact_threshold,
             summarizer=self.open_summarizer,
             auto=window is not None,
-            refetch=self.outputs is not None,
+            refetch=self._load_read_output if self.outputs is not None else None,
         )
 
     async def _answer_compact(

@@ -137,8 +137,9 @@ class Compactor:
             own model; one that cannot be opened leaves the summary to the run's model (logged).
         auto: compact when over ``limit``; False when the window is not known (then only a provider's
             overflow error or a manual compaction does).
-        refetch: the session keeps its tool outputs (``read_output`` reads them again): placeholders name
-            the call to read instead of asking to run it again.
+        refetch: set when the session keeps its tool outputs (``read_output`` reads them again):
+            placeholders name the call to read instead of asking to run it again, and ``refetch`` is called
+            after a compaction that wrote one (the session then sends ``read_output``'s schema).
     """
 
     context_window: int
@@ -151,7 +152,7 @@ class Compactor:
     threshold: float = DEFAULT_THRESHOLD
     summarizer: Callable[[], ModelClient] | None = None
     auto: bool = True
-    refetch: bool = False
+    refetch: Callable[[], None] | None = None
     _reported: tuple[int, int] | None = field(default=None, init=False)
 
     @property
@@ -215,12 +216,15 @@ class Compactor:
         def size() -> int:
             return self.estimate([*history, *trailing], tools)
 
-        pruned = prune(history, keep_recent=self.keep_recent, estimate=self.estimate, refetch=self.refetch)
+        refetch = self.refetch is not None
+        pruned = prune(history, keep_recent=self.keep_recent, estimate=self.estimate, refetch=refetch)
         self._reported = None
         after = size()
         if not force and after > self.limit:  # every older result before a model call
-            pruned += prune(history, keep_recent=0, estimate=self.estimate, refetch=self.refetch)
+            pruned += prune(history, keep_recent=0, estimate=self.estimate, refetch=refetch)
             after = size()
+        if pruned and self.refetch is not None:
+            self.refetch()
         if not force and after <= self.limit:
             return CompactionResult("pruned", before, after, pruned)
         tail = _tail(history)
@@ -232,8 +236,10 @@ class Compactor:
         after = size()
         if after > self.limit or after >= before:  # a retry after an overflow must be smaller
             pruned += prune(
-                history, keep_recent=0, estimate=self.estimate, protect_last=False, refetch=self.refetch
+                history, keep_recent=0, estimate=self.estimate, protect_last=False, refetch=refetch
             )
+            if self.refetch is not None:
+                self.refetch()
             after = size()
         self.state.count += 1
         return CompactionResult("summarized", before, after, pruned)

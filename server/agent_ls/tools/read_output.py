@@ -9,8 +9,14 @@ The text comes from the session's ``OutputKeeper`` (``sessions/outputs.py``): th
 the model read cut (a command's head and tail, the registry's central cut), or else the result the model
 read, so a result a compaction pruned can be read again, also after the session was resumed. Secrets are
 redacted in it. An unknown call id or an offset past the end is an error the model can fix. The registry
-ends a cut result with ``kept_note``, which names this tool, the call and the line to read on from. The
-tool is deferred (``load_tools`` lists it) and present only when the session keeps outputs.
+ends a cut result with ``kept_note``, which names this tool, the call and the line to read on from.
+
+The tool is present only when the session keeps outputs, and deferred without being named by ``load_tools``
+(``Tool.listed``): naming it there cost 16 estimated tokens in every first request, which took the benchmark
+task over its 1,400 (``benchmarks/bench_slice.py``: 1,415). It is loaded, its schema sent from the next
+request on, when the model first has a use for it: when the registry keeps an output (the result's note
+names it), when a compaction writes a placeholder that names it, and when a resumed history mentions it;
+called by name before that, it runs and is loaded by the call.
 """
 
 from __future__ import annotations
@@ -83,6 +89,7 @@ def read_output_tool(keeper: OutputKeeper) -> Tool[Any]:
         mutates=False,
         permission="session",
         brief=BRIEF,
+        listed=False,
     )
 
 

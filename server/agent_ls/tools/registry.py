@@ -15,8 +15,9 @@
 5. run the tool under ``tool_timeout_s`` (unless it bounds its own work: ``Tool.own_timeout``);
 6. truncate the text centrally (head and tail, with a note of what was omitted); when the session keeps
    outputs (``keep_outputs``) and text was lost (the tool's own cut, ``ToolOutput.full_text``, or this
-   one), keep the whole text under the call's id (in a worker thread) and end the result with the line
-   that says how to read it (``read_output.kept_note``);
+   one), keep the whole text under the call's id (in a worker thread), end the result with the line
+   that says how to read it (``read_output.kept_note``) and load ``read_output`` (its schema is sent from
+   the next request on);
 7. turn failures into error results: ``ToolError`` with its message, an ``OSError`` (the file system
    refusing a path the model chose: too long, a loop, not a folder) as what the file system said, a NUL
    character the OS refused in a path, command or pattern as ``NUL_REFUSAL``, any other exception as
@@ -206,6 +207,7 @@ class ToolRegistry:
         whole = well_formed(whole)
         if not await asyncio.to_thread(keeper.keep, call_id, whole):
             return shown
+        self.load([read_output.NAME])  # the note names it: its schema goes with the next request
         return f"{shown}\n{read_output.kept_note(call_id, whole, shown)}"
 
     async def _dispatch(self, call: ToolCall, emit: EventSink) -> _Result:

@@ -189,6 +189,10 @@ def test_when_the_session_keeps_outputs_placeholders_name_read_output() -> None:
 
 async def test_a_compactor_of_a_session_that_keeps_outputs_prunes_with_read_output_placeholders() -> None:
     history = session()
-    done = await compactor(window=1_800, refetch=True).compact(history, [], SummaryModel())
+    named: list[bool] = []
+    done = await compactor(window=1_800, refetch=lambda: named.append(True)).compact(
+        history, [], SummaryModel()
+    )
     assert done.how == "pruned" and done.pruned == 2
     assert 'read_output {"call_id": "c1"} gets it back' in history[3].content
+    assert named == [True]  # the session sends read_output's schema from then on

@@ -39,7 +39,7 @@ NUMBERED = "".join(f"line {n}\n" for n in range(1, 5_401))
 def harness(
     keeper: MemoryKeeper | None, results: Sequence[CommandResult] = (), chars: int = 30_000
 ) -> Harness:
-    made = make_harness(results=results, replies=["once"], max_output_chars=chars)
+    made = make_harness(results=results, replies=["once"] * 2, max_output_chars=chars)
     if keeper is not None:
         made.registry.keep_outputs(keeper)
         made.registry.set_extra_tools([], [read_output_tool(keeper)])
@@ -140,11 +140,16 @@ async def test_read_output_errors_say_what_to_fix(arguments: dict[str, object], 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "read_output_spec.json"
 
 
-def test_read_output_is_listed_by_load_tools_and_its_schema_matches_the_snapshot() -> None:
-    made = harness(MemoryKeeper())
-    (loader,) = made.registry.specs()[-1:]
-    assert loader.name == "load_tools"
-    assert "read_output (the whole output of a cut or pruned tool result)" in loader.description
+async def test_read_output_costs_nothing_until_an_output_is_kept_then_its_schema_is_sent() -> None:
+    made = harness(MemoryKeeper(), [CommandResult(0, "short\n"), cut_command()])
+    assert "read_output" not in str(made.registry.specs())  # not even named by load_tools
+    await made.text("bash", {"command": "true"})
+    assert "read_output" not in str(made.registry.specs())
+    await made.text("bash", {"command": "seq"})
+    assert made.registry.specs()[-1] == read_output_tool(MemoryKeeper()).spec()
+
+
+def test_read_outputs_schema_matches_the_snapshot() -> None:
     spec = asdict(read_output_tool(MemoryKeeper()).spec())
     if os.environ.get("UPDATE_SNAPSHOTS") == "1":
         SNAPSHOT.write_text(json.dumps(spec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
