@@ -14,11 +14,6 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-# tomlkit edits TOML in place, keeping comments, blank lines, key order and quoting; tomllib only reads,
-# and dumping a parsed dict would drop the user's comments.
-import tomlkit
-from tomlkit.items import Array, Table
-
 
 def append_allow_rules(user_file: Path, rules: Sequence[str]) -> None:
     """Add ``rules`` (our written form: ``bash: make lint``) to ``permissions.allow`` in ``user_file``.
@@ -28,6 +23,11 @@ def append_allow_rules(user_file: Path, rules: Sequence[str]) -> None:
         ValueError: the file is not valid TOML (``tomlkit.exceptions.ParseError``), or its
             ``permissions`` / ``permissions.allow`` is not a table / an array; the file is left as it is.
     """
+    # tomlkit edits TOML in place, keeping comments, blank lines, key order and quoting; tomllib only reads,
+    # and dumping a parsed dict would drop the user's comments. Imported here: only "always" writes a rule.
+    import tomlkit
+    from tomlkit.items import Array, Table
+
     try:
         text = user_file.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
