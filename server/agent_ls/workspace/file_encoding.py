@@ -26,9 +26,6 @@ from __future__ import annotations
 import codecs
 import re
 
-from charset_normalizer import from_bytes
-from charset_normalizer.md import mess_ratio
-
 from agent_ls.core.proposal import UTF8, TextEncoding
 
 CP1252_MAX_MESS = 0.1
@@ -154,6 +151,10 @@ def _has_lone_surrogate(text: str) -> bool:
 def _candidates(data: bytes) -> list[TextEncoding]:
     """Code pages for ``data`` in order of preference: cp1252 first when it reads as cleanly as the
     detector's best, then the detector's ranking."""
+    # Imported here: only a file that is not UTF-8 needs the detector (start-up time).
+    from charset_normalizer import from_bytes
+    from charset_normalizer.md import mess_ratio
+
     matches = from_bytes(data)
     # UTF-16/32 without a mark is binary here (step 3): the detector may still name it for a few bytes.
     ranked = [
