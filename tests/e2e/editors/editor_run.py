@@ -29,7 +29,25 @@ TASK = "Fix the failing test"
 MARKER = "# unsaved edit in the editor"
 ANSWER = "Fixed mean()."
 APPLY_QUESTION = "Apply 1 file(s) (+1 −1)?"
-DISCARDED = {"result": {"applied": False, "failureReason": "discarded by the user"}}  # agent.applyProposal
+# agent.applyProposal's answers (Neovim drops the null message; Emacs keeps it).
+DISCARDED = {
+    "result": {
+        "applied": False,
+        "failureReason": "discarded by the user",
+        "changesApplied": 0,
+        "changesKept": 0,
+        "keptFiles": [],
+    }
+}
+APPLIED = {
+    "result": {
+        "applied": True,
+        "message": "applied 1 of 1 change in 1 file",
+        "changesApplied": 1,
+        "changesKept": 0,
+        "keptFiles": [],
+    }
+}
 
 # The model: read stats.py, run a command the policy asks about, fix the bug, answer.
 STEPS: list[dict[str, Any]] = [

@@ -25,6 +25,7 @@ import pytest
 from tests.conftest import require_tool
 from tests.e2e.conftest import BUGGY, FIXED
 from tests.e2e.editors.editor_run import (
+    APPLIED,
     APPLY_QUESTION,
     DISCARDED,
     HERE,
@@ -128,10 +129,10 @@ def test_emacs_with_the_agent_ls_eglot_class_asks_and_applies_only_on_apply(
     _check_buffer_and_disk(run, apply, disk_before, workspace)
     assert result["proposal_after"] == {"result": {"files": []}}, report
     if apply == "Apply":
-        assert result["apply"] == {"result": {"applied": True, "failureReason": None}}, report
+        assert result["apply"] == {"result": {**APPLIED["result"], "failureReason": None}}, report
         assert len(result["apply_edits"]) == 1
     else:
-        assert result["apply"] == DISCARDED, report
+        assert result["apply"] == {"result": {**DISCARDED["result"], "message": None}}, report
         assert result["apply_edits"] == []
 
 

@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import require_tool
 from tests.e2e.conftest import BUGGY, FIXED
 from tests.e2e.editors.editor_run import (
+    APPLIED,
     APPLY_QUESTION,
     DISCARDED,
     HERE,
@@ -71,13 +72,19 @@ def test_neovim_runs_asks_and_applies_only_on_apply(
         "proposal": {"result": {"files": []}},
         "cancel": {"result": {"cancelled": False}},
         "applyProposal": {
-            "result": {"applied": False, "failureReason": "there is no proposed change to apply"}
+            "result": {
+                "applied": False,
+                "failureReason": "there is no proposed change to apply",
+                "changesApplied": 0,
+                "changesKept": 0,
+                "keptFiles": [],
+            }
         },
     }, report
     assert sample_text(workspace) == disk_before  # Neovim edits the buffer; nothing is saved
     assert result["modified"] is True
     if apply == "Apply":
-        assert result["apply"] == {"result": {"applied": True}}, report
+        assert result["apply"] == APPLIED, report
         (edit,) = result["apply_edits"]
         (change,) = edit["edit"]["documentChanges"]
         assert change["textDocument"]["uri"] == (workspace / "stats.py").as_uri()
