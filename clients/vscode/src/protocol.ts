@@ -20,6 +20,7 @@
  * | `agent.listSessions`    | `ListSessionsParams` | `ListSessionsResult`    |
  * | `agent.compact`         | `CompactParams`      | `CompactResult`         |
  * | `agent.clearFindings`   | `ClearFindingsParams` | `ClearFindingsResult`  |
+ * | `agent.status`          | `StatusParams`       | `StatusResult`          |
  *
  * Notifications (server to client): `agent/event` (`AgentEventNotification`; a subagent's events carry
  * `subagent`), `agent/runEnded` (`RunEndedNotification`) and `agent/todos` (`TodosNotification`, the
@@ -40,6 +41,7 @@ export const CMD_CONTEXT = 'agent.context';
 export const CMD_LIST_SESSIONS = 'agent.listSessions';
 export const CMD_COMPACT = 'agent.compact';
 export const CMD_CLEAR_FINDINGS = 'agent.clearFindings';
+export const CMD_STATUS = 'agent.status';
 
 export const AGENT_EVENT = 'agent/event';
 export const AGENT_RUN_ENDED = 'agent/runEnded';
@@ -465,4 +467,29 @@ export interface ClearFindingsParams {
 export interface ClearFindingsResult {
   /** How many finding diagnostics were removed. */
   cleared: number;
+}
+
+/**
+ * `ready`: a run can start; `noModel`: none is configured; `noApiKey`: the provider needs a key and none
+ * is set; `invalid`: the model or its config is wrong (`modelDetail` says how).
+ */
+export type ModelState = 'ready' | 'noModel' | 'noApiKey' | 'invalid';
+
+/** `agent.status`: `uri` picks the folder whose agent-ls.toml counts; left out, the first folder. */
+export interface StatusParams {
+  uri?: string | null;
+}
+
+/** What a run would use now, found without a model call. */
+export interface StatusResult {
+  /** The model string (`ollama/qwen2.5-coder:7b`), or null when none is configured. */
+  model: string | null;
+  /** Its API root, or null. */
+  baseUrl: string | null;
+  modelState: ModelState;
+  /** The fix for any state but `ready` (else empty). */
+  modelDetail: string;
+  sandboxed: boolean;
+  /** One line: the bubblewrap in use, or why commands run unsandboxed. */
+  sandbox: string;
 }

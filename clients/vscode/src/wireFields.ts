@@ -38,6 +38,8 @@ import type {
   ReviewFindingWire,
   RunSkillParams,
   SessionParams,
+  StatusParams,
+  StatusResult,
   SubagentMarker,
   TodosNotification,
   TodoWire,
@@ -185,6 +187,15 @@ export const WIRE_FIELDS = {
   FindingData: { sessionId: 'required', finding: 'required' } satisfies Fields<FindingData>,
   ClearFindingsParams: { sessionId: 'optional', uris: 'optional' } satisfies Fields<ClearFindingsParams>,
   ClearFindingsResult: { cleared: 'required' } satisfies Fields<ClearFindingsResult>,
+  StatusParams: { uri: 'optional' } satisfies Fields<StatusParams>,
+  StatusResult: {
+    model: 'required',
+    baseUrl: 'required',
+    modelState: 'required',
+    modelDetail: 'required',
+    sandboxed: 'required',
+    sandbox: 'required',
+  } satisfies Fields<StatusResult>,
 } as const;
 
 /**

@@ -17,6 +17,7 @@ messages, never rename them.
 | ``agent.instructions`` | ``InstructionsParams`` | ``InstructionsResult`` |
 | ``agent.listSessions`` | ``ListSessionsParams`` | ``ListSessionsResult`` |
 | ``agent.clearFindings`` | ``ClearFindingsParams`` | ``ClearFindingsResult`` |
+| ``agent.status`` | ``StatusParams`` | ``StatusResult`` |
 
 Notifications (server to client): ``agent/event`` (``AgentEventNotification``; a subagent's events carry
 ``subagent``), ``agent/runEnded`` (``RunEndedNotification``) and ``agent/todos`` (``TodosNotification``, the
@@ -46,6 +47,7 @@ CMD_CONTEXT = "agent.context"
 CMD_LIST_SESSIONS = "agent.listSessions"
 CMD_COMPACT = "agent.compact"
 CMD_CLEAR_FINDINGS = "agent.clearFindings"
+CMD_STATUS = "agent.status"
 
 AGENT_EVENT = "agent/event"
 AGENT_RUN_ENDED = "agent/runEnded"
@@ -381,3 +383,30 @@ class ClearFindingsResult(_Wire):
     """``cleared``: how many finding diagnostics were removed."""
 
     cleared: int
+
+
+ModelState = Literal["ready", "noModel", "noApiKey", "invalid"]
+"""``ready``: a run can start; ``noModel``: none is configured; ``noApiKey``: the provider needs a key and
+none is set; ``invalid``: the model or its config is wrong (``modelDetail`` says how)."""
+
+
+class StatusParams(_Lenient):
+    """``agent.status``: ``uri`` picks the folder whose agent-ls.toml counts; left out, the first folder."""
+
+    uri: str | None = None
+
+
+class StatusResult(_Wire):
+    """What a run would use now, found without a model call (``agent-ls doctor`` checks the same at length).
+
+    The model string and its API root (None when there is no model, and the root for a replay script);
+    ``modelDetail`` is the fix for any state but ``ready`` (else empty). ``sandbox`` is one line: the
+    bubblewrap in use, or why commands run unsandboxed.
+    """
+
+    model: str | None
+    base_url: str | None
+    model_state: ModelState
+    model_detail: str
+    sandboxed: bool
+    sandbox: str

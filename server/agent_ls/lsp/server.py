@@ -26,6 +26,7 @@ from agent_ls.lsp.handlers import (
     lifecycle,
     proposal_files,
     sessions,
+    status,
 )
 from agent_ls.lsp.state import AgentLanguageServer
 
@@ -56,6 +57,7 @@ def build_server() -> AgentLanguageServer:
         (protocol.CMD_LIST_SESSIONS, sessions.list_sessions),
         (protocol.CMD_COMPACT, compaction.compact),
         (protocol.CMD_CLEAR_FINDINGS, findings.clear_findings),
+        (protocol.CMD_STATUS, status.status),
     ):
         server.command(name)(answering(name, handler))
     return server
