@@ -6,7 +6,9 @@
 -- AGENT_LS_E2E_ROOT (workspace), AGENT_LS_E2E_FILE (the file to open), AGENT_LS_E2E_BASE_URL (the
 -- fake model server), AGENT_LS_E2E_TASK, AGENT_LS_E2E_MARKER (a line typed at the top, unsaved),
 -- AGENT_LS_E2E_PERMISSION (the answer to the permission question), AGENT_LS_E2E_APPLY (the answer to
--- "Apply N file(s)?": Apply or Discard), AGENT_LS_E2E_RESULT (where the JSON result is written).
+-- "Apply N file(s)?": Apply or Discard), AGENT_LS_E2E_RESULT (where the JSON result is written),
+-- AGENT_LS_E2E_SUBSET (optional: a file URI; then only that file is applied, and the files left are
+-- discarded by URI: agent.applyProposal and agent.discardProposal with `files`).
 --
 -- The flow uses only Neovim 0.7's API (vim.lsp.start_client; vim.lsp.start is 0.8+). It overrides
 -- the handlers a headless editor cannot show (showMessageRequest uses inputlist) and records what
@@ -23,6 +25,8 @@ local result = {
   run_ended = vim.NIL,
   started = vim.NIL,
   apply = vim.NIL, -- the agent.applyProposal response: {result = ...} or {error = ...}
+  proposal_between = vim.NIL, -- with AGENT_LS_E2E_SUBSET: agent.proposal after applying that file
+  discard = vim.NIL, -- with AGENT_LS_E2E_SUBSET: agent.discardProposal of the files left, by URI
   apply_edits = {}, -- the workspace/applyEdit params the server sent
   proposal_after = vim.NIL, -- the agent.proposal response after applying or discarding
   empty_table = vim.NIL, -- responses to commands given an empty Lua table (sent as [])
@@ -135,7 +139,18 @@ local function main()
     return result.run_ended ~= vim.NIL and result.run_ended.sessionId == session_id
   end)
 
-  result.apply = command(client, bufnr, "agent.applyProposal", { sessionId = session_id })
+  local subset = env.AGENT_LS_E2E_SUBSET
+  if subset ~= nil and subset ~= "" then
+    result.apply = command(client, bufnr, "agent.applyProposal", { sessionId = session_id, files = { subset } })
+    result.proposal_between = command(client, bufnr, "agent.proposal", { sessionId = session_id })
+    local rest = {}
+    for _, file in ipairs(result.proposal_between.result.files) do
+      table.insert(rest, file.uri)
+    end
+    result.discard = command(client, bufnr, "agent.discardProposal", { sessionId = session_id, files = rest })
+  else
+    result.apply = command(client, bufnr, "agent.applyProposal", { sessionId = session_id })
+  end
   result.proposal_after = command(client, bufnr, "agent.proposal", { sessionId = session_id })
   -- An empty Lua table goes on the wire as [] (issue 12.14): it means "the latest session".
   result.empty_table = {

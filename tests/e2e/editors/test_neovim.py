@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_tool
-from tests.e2e.conftest import BUGGY, FIXED
+from tests.e2e.conftest import BUGGY, FIXED, fix_step
 from tests.e2e.editors.editor_run import (
+    ANSWER,
     APPLIED,
     APPLY_QUESTION,
     DISCARDED,
@@ -95,3 +96,56 @@ def test_neovim_runs_asks_and_applies_only_on_apply(
         assert result["apply"] == DISCARDED, report
         assert result["apply_edits"] == []
         assert result["buffer"] == f"{MARKER}\n" + disk_before, report
+
+
+NOTES = "# Notes\n\nmean() divides by len(values).\n"
+SUBSET_STEPS = [
+    fix_step("call_edit"),
+    {
+        "tool_calls": [
+            {"id": "call_notes", "name": "write_file", "arguments": {"path": "NOTES.md", "content": NOTES}}
+        ]
+    },
+    {"content": ANSWER},
+]
+
+
+def test_neovim_applies_one_file_of_two_and_discards_the_other_by_uri(
+    tmp_path: Path, workspace: Path, model_server: FakeModelServer
+) -> None:
+    """``files`` subsets (issue 16): agent.applyProposal of stats.py only, then agent.discardProposal of
+    the files left (NOTES.md), each by the URI agent.proposal gives."""
+    nvim = require_tool("nvim")
+    model_server.steps.extend(SUBSET_STEPS)
+    disk_before = sample_text(workspace)
+    stats, notes = (workspace / "stats.py").as_uri(), (workspace / "NOTES.md").as_uri()
+    run = run_editor(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {HERE / 'agent_ls_e2e.lua'}"],
+        tmp_path=tmp_path,
+        workspace=workspace,
+        model_server=model_server,
+        permission="Deny",
+        apply="Apply",
+        extra_env={"AGENT_LS_E2E_SUBSET": stats},
+    )
+    result, report = run.result, run.report
+    assert result["run_ended"]["proposal"]["files"] == ["NOTES.md", "stats.py"], report
+    (question,) = result["questions"]  # only stats.py is asked about
+    assert question["message"] == APPLY_QUESTION and question["answer"] == "Apply", report
+    assert result["apply"] == {
+        "result": {
+            "applied": True,
+            "message": "applied 1 of 1 change in 1 file; 1 other file still pending",
+            "changesApplied": 1,
+            "changesKept": 0,
+            "keptFiles": [notes],
+        }
+    }, report
+    (edit,) = result["apply_edits"]
+    assert [c["textDocument"]["uri"] for c in edit["edit"]["documentChanges"]] == [stats], report
+    (pending,) = result["proposal_between"]["result"]["files"]
+    assert (pending["path"], pending["uri"], pending["proposedText"]) == ("NOTES.md", notes, NOTES), report
+    assert result["discard"] == {"result": {"discarded": True, "keptFiles": []}}, report
+    assert result["proposal_after"] == {"result": {"files": []}}, report
+    assert result["buffer"] == f"{MARKER}\n" + disk_before.replace(BUGGY, FIXED), report
+    assert not (workspace / "NOTES.md").exists() and sample_text(workspace) == disk_before
