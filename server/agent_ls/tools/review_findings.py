@@ -96,9 +96,10 @@ def check(finding: Finding, ctx: ToolContext) -> ReviewFinding | str:
     except ToolError as exc:
         return str(exc)
     if end_line > lines:
-        cited = f"line {end_line}" if end_line == finding.line else f"lines {finding.line}-{end_line}"
+        one = end_line == finding.line
+        cited = f"line {end_line} does" if one else f"lines {finding.line}-{end_line} do"
         has = "is empty" if lines == 0 else f"has {lines} line{'' if lines == 1 else 's'}"
-        return f"{rel} {has}, so {cited} does not exist; read it again and cite an existing line"
+        return f"{rel} {has}, so {cited} not exist; read it again and cite an existing line"
     message = " ".join(finding.message.split())
     return ReviewFinding(rel, finding.line, end_line, finding.severity, message)
 
