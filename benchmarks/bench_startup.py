@@ -6,8 +6,9 @@ Measures (issue 16, "Fast to start"), each the median of ``--repeat`` fresh proc
 
 - ``run``: from the exec of ``python -m agent_ls run`` to the fake model server (``FakeModelServer`` on
   127.0.0.1, Chat Completions) receiving the first request, with an API key in the environment as most
-  users have (``key_handoff`` re-executes the process once to drop it), and again without one. Both clocks are ``time.monotonic()``
-  (system-wide CLOCK_MONOTONIC), so the server's arrival time compares with the spawn time. Budget 0.20 s.
+  users have (``key_handoff`` re-executes the process once to drop it), and again without one. Both
+  clocks are ``time.monotonic()`` (system-wide CLOCK_MONOTONIC), so the server's arrival time compares
+  with the spawn time. Budget 0.20 s.
 - ``serve``: from the exec of ``python -m agent_ls serve`` to the ``initialize`` response read from its
   stdout (the request is written to its stdin right after the spawn, framed as LSP 3.17 base protocol
   says: ``Content-Length`` header, blank line, JSON). Budget 0.25 s.
