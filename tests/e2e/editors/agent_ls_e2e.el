@@ -160,9 +160,27 @@
         (setcar result (plist-put (car result) :started started))
         (agent-ls-e2e--wait "agent/runEnded" 30
                             (lambda () (equal (plist-get agent-ls-e2e--run-ended :sessionId) session-id)))
-        (setcar result (plist-put (car result) :apply
-                                  (agent-ls-e2e--command server 'agent.applyProposal
-                                                         (list :sessionId session-id))))
+        (let ((subset (getenv "AGENT_LS_E2E_SUBSET")))
+          (if (and subset (not (string-empty-p subset)))
+              ;; Only that file is applied; the files left are then discarded by URI (issue 16).
+              (let (between)
+                (setcar result (plist-put (car result) :apply
+                                          (agent-ls-e2e--command
+                                           server 'agent.applyProposal
+                                           (list :sessionId session-id :files (vector subset)))))
+                (setq between (agent-ls-e2e--command server 'agent.proposal (list :sessionId session-id)))
+                (setcar result (plist-put (car result) :proposal_between between))
+                (setcar result (plist-put (car result) :discard
+                                          (agent-ls-e2e--command
+                                           server 'agent.discardProposal
+                                           (list :sessionId session-id
+                                                 :files (vconcat
+                                                         (mapcar (lambda (f) (plist-get f :uri))
+                                                                 (plist-get (plist-get between :result)
+                                                                            :files))))))))
+            (setcar result (plist-put (car result) :apply
+                                      (agent-ls-e2e--command server 'agent.applyProposal
+                                                             (list :sessionId session-id))))))
         (setcar result (plist-put (car result) :proposal_after
                                   (agent-ls-e2e--command server 'agent.proposal
                                                          (list :sessionId session-id))))

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_tool
-from tests.e2e.conftest import BUGGY, FIXED
+from tests.e2e.conftest import BUGGY, FIXED, fix_step
 from tests.e2e.editors.editor_run import (
     APPLIED,
     APPLY_QUESTION,
@@ -149,3 +149,47 @@ def test_the_agent_ls_eglot_class_in_the_docs_is_the_one_tested() -> None:
     tested = script[script.index("(defclass agent-ls-eglot") : script.index(";;; The flow.")]
     docs = (HERE.parents[2] / "docs" / "editors.md").read_text()
     assert " ".join(tested.split()) in " ".join(docs.split())
+
+
+NOTES = "# Notes\n\nmean() divides by len(values).\n"
+
+
+def test_emacs_applies_one_file_of_two_and_discards_the_other_by_uri(
+    tmp_path: Path, workspace: Path, model_server: FakeModelServer
+) -> None:
+    """``files`` subsets (issue 16), with the agent-ls eglot class: agent.applyProposal of stats.py only
+    (NOTES.md, a new file eglot could not create, is not sent), then agent.discardProposal of NOTES.md by
+    the URI agent.proposal gives."""
+    emacs = require_tool("emacs")
+    write = {"name": "write_file", "arguments": {"path": "NOTES.md", "content": NOTES}}
+    model_server.steps.extend([fix_step("call_edit"), {"tool_calls": [write]}, {"content": "done"}])
+    disk_before = sample_text(workspace)
+    stats, notes = (workspace / "stats.py").as_uri(), (workspace / "NOTES.md").as_uri()
+    run = run_editor(
+        [emacs, "--batch", "-l", str(HERE / "agent_ls_e2e.el")],
+        tmp_path=tmp_path,
+        workspace=workspace,
+        model_server=model_server,
+        permission="Deny",
+        apply="Apply",
+        extra_env={"AGENT_LS_E2E_EMACS_SETUP": "prompts", "AGENT_LS_E2E_SUBSET": stats},
+    )
+    result, report = run.result, run.report
+    (question,) = result["questions"]  # only stats.py is asked about
+    assert APPLY_QUESTION in question["message"] and question["answer"] == "Apply", report
+    assert result["apply"] == {
+        "result": {
+            "applied": True,
+            "failureReason": None,
+            "message": "applied 1 of 1 change in 1 file; 1 other file still pending",
+            "changesApplied": 1,
+            "changesKept": 0,
+            "keptFiles": [notes],
+        }
+    }, report
+    (pending,) = result["proposal_between"]["result"]["files"]
+    assert (pending["path"], pending["uri"], pending["proposedText"]) == ("NOTES.md", notes, NOTES), report
+    assert result["discard"] == {"result": {"discarded": True, "keptFiles": []}}, report
+    assert result["proposal_after"] == {"result": {"files": []}}, report
+    assert result["buffer"] == f"{MARKER}\n" + disk_before.replace(BUGGY, FIXED), report
+    assert not (workspace / "NOTES.md").exists() and sample_text(workspace) == disk_before
