@@ -16,6 +16,7 @@ import { routeServerCommand } from './commandRouting';
 import { errorText, registerCommands } from './commands';
 import { CONTEXT_SCHEME } from './contextView';
 import { Debouncer } from './debounce';
+import { showOnFirstStart } from './firstStart';
 import { INSTRUCTIONS_SCHEME } from './instructionsView';
 import { PROPOSAL_SCHEME } from './proposalUri';
 import { ProposalActions, ProposalDocuments } from './proposals';
@@ -99,6 +100,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }
   }).then((disposable) => disposable && context.subscriptions.push(disposable));
 
+  showOnFirstStart(context, agentServer, log); // once per workspace: the model and sandbox in use
   void agentServer.ensureStarted();
 }
 
