@@ -25,6 +25,7 @@ lookups, whatever the length of the list.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import pwd
 import re
@@ -266,7 +267,10 @@ def default_home() -> Path:
         return Path(os.path.expanduser("~"))
 
 
-_DEFAULT_SECRETS = Secrets((), (), default_home())
+@functools.cache
+def _default_secrets() -> Secrets:
+    """The matcher of the built-in patterns, built on first use (compiling them costs start-up time)."""
+    return Secrets((), (), default_home())
 
 
 def is_secret(rel: str) -> bool:
@@ -276,4 +280,4 @@ def is_secret(rel: str) -> bool:
     secret directory is secret too (``.ssh/known_hosts``). ``PathPolicy.is_secret`` uses the
     configured patterns instead.
     """
-    return rel not in ("", ".") and _DEFAULT_SECRETS.advice(rel, Path("/", rel)) is not None
+    return rel not in ("", ".") and _default_secrets().advice(rel, Path("/", rel)) is not None
