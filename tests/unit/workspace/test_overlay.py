@@ -135,6 +135,15 @@ def test_discard_drops_pending_edits(overlay: Overlay, root: Path) -> None:
     assert overlay.read_text("a.py") == "a\n"
 
 
+def test_drop_takes_some_files_out_of_the_proposal_and_keeps_the_others(overlay: Overlay, root: Path) -> None:
+    write(root, {"a.py": "a\n", "b.py": "b\n"})
+    overlay.propose("a.py", "a agent\n")
+    overlay.propose("b.py", "b agent\n")
+    overlay.drop(["a.py", "not-pending.py"])
+    assert [change.path for change in overlay.proposal()] == ["b.py"]
+    assert (overlay.read_text("a.py"), overlay.read_text("b.py")) == ("a\n", "b agent\n")
+
+
 def test_unsaved_texts_hold_buffers_and_pending_edits(
     overlay: Overlay, buffers: FakeBuffers, root: Path, tmp_path: Path
 ) -> None:
