@@ -29,6 +29,12 @@ const VIEW_TASK = 'Explain what mean() returns';
 const VIEW_ANSWER_START = 'What mean() returns';
 const FOLLOW_UP = 'And for an empty list?';
 const FOLLOW_UP_ANSWER = 'so mean([]) raises ZeroDivisionError';
+const DOCS_TASK = 'Make the docstrings of stats.py say more';
+// Must match model_server.py: the two changes of the partial accept.
+const MEAN_DOC = '    """Arithmetic mean of a non-empty list of numbers."""';
+const MEAN_DOC_NEW = '    """Arithmetic mean of a non-empty list of numbers, as a float."""';
+const SPREAD_DOC = '    """Largest value minus smallest value."""';
+const SPREAD_DOC_NEW = '    """Largest value minus smallest value of a non-empty list."""';
 // Must match the AGENTS.md that e2e.sh writes into the workspace.
 const AGENTS_RULE = 'e2e rule: keep the helpers free of dependencies.';
 const BUGGY = '    return sum(values) / (len(values) - 1)';
@@ -377,6 +383,63 @@ async function scenario() {
   mark('review from the code action ended');
 
   await agentView();
+  await partialAccept(tab);
+}
+
+// 17. A proposal of two changes, applied from the view's per-file Apply with only the first change ticked in
+//     the Refactor Preview: the first lands in the editor, the second stays pending in the view; then the
+//     view's per-file Discard drops it.
+async function partialAccept(tab) {
+  currentStep = '17. partial accept in the Refactor Preview';
+  const view = await agentViewFrame();
+  await view.locator('button[data-action="newSession"]').click();
+  const input = view.locator('#task');
+  await input.fill(DOCS_TASK);
+  await input.press('Enter');
+  const fileRow = view.locator('#conversation .proposal .file').filter({ hasText: 'stats.py' });
+  await waitUntil('the two-change proposal in the view', async () =>
+    (await fileRow.count()) === 1 && (await fileRow.innerText()).includes('+2') && (await fileRow.innerText()).includes('−2')
+    && (await view.locator('#conversation .run').last().locator('.run-status').innerText()).includes('done'));
+  await check(await fileRow.locator('button[data-action="apply"]').count() === 1, 'the proposed file has no Apply of its own');
+  await runCommand('Notifications: Clear All Notifications'); // they would cover the Refactor Preview
+  await toasts().first().waitFor({ state: 'hidden', timeout: STEP_TIMEOUT });
+  await shot('agent-view-proposal');
+  await fileRow.locator('button[data-action="apply"]').click();
+  const preview = page.locator('.bulk-edit-panel');
+  await preview.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  const rows = preview.locator('.monaco-list-row');
+  // A row shows the change's old and new text, cut to the panel's width.
+  const meanRow = rows.filter({ hasText: 'Arithmetic mean' }).first();
+  const spreadRow = rows.filter({ hasText: 'Largest value' }).first();
+  await meanRow.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await check(await spreadRow.count() === 1, 'the preview does not list the second change');
+  const meanBox = meanRow.locator('.edit-checkbox');
+  if (!(await meanBox.isChecked())) await meanBox.click();
+  await waitUntil('the first change ticked', () => meanBox.isChecked());
+  await check(!(await spreadRow.locator('.edit-checkbox').isChecked()), 'the second change is ticked too');
+  await shot('refactor-preview-partial');
+  await preview.locator('.monaco-button', { hasText: 'Apply' }).first().click();
+  await preview.waitFor({ state: 'hidden', timeout: STEP_TIMEOUT });
+  const said = toastWith('applied 1 of 2 changes').first();
+  await said.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  const saidText = await said.innerText();
+  await check(saidText.includes('1 change kept'), `the apply message does not say a change was kept: ${saidText}`);
+  // The editor has the ticked change only; the view still lists the file with the unticked one.
+  await tab.click();
+  const active = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
+  await waitUntil('the ticked change in the editor', async () => (await editorLines(active)).includes(MEAN_DOC_NEW));
+  const lines = await editorLines(active);
+  await check(lines.includes(SPREAD_DOC) && !lines.includes(SPREAD_DOC_NEW) && !lines.includes(MEAN_DOC),
+    `the editor does not hold exactly the ticked change: ${lines.join(' | ')}`);
+  await waitUntil('the kept change in the view', async () =>
+    (await fileRow.count()) === 1 && (await fileRow.innerText()).includes('+1') && (await fileRow.innerText()).includes('−1'));
+  await shot('agent-view-change-kept');
+  mark('partial accept: 1 of 2 changes applied, the other still pending in the view');
+
+  // The kept change is the server's: its diff shows the spread() docstring change on the new text.
+  await fileRow.locator('button[data-action="discard"]').click();
+  await waitUntil('the proposal gone from the view', async () => (await view.locator('#conversation .proposal').count()) === 0);
+  mark('the kept change discarded from the view');
 }
 
 // ---------------------------------------------------------------- the Agent view (a webview view)

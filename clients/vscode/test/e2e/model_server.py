@@ -52,6 +52,12 @@ FOLLOW_UP_ANSWER = (
     "(see the answer above: it divides by the number of values)."
 )
 
+# The partial accept: two changes (hunks) in stats.py; the driver ticks only the first in the preview.
+MEAN_DOC = '    """Arithmetic mean of a non-empty list of numbers."""'
+MEAN_DOC_NEW = '    """Arithmetic mean of a non-empty list of numbers, as a float."""'
+SPREAD_DOC = '    """Largest value minus smallest value."""'
+SPREAD_DOC_NEW = '    """Largest value minus smallest value of a non-empty list."""'
+
 STEPS: list[dict[str, object]] = [
     # The delay keeps the run's progress notification on screen long enough for its screenshot.
     {
@@ -81,6 +87,20 @@ STEPS: list[dict[str, object]] = [
     # A task typed into the Agent view (a new session), then a follow-up in the same session.
     {"content": VIEW_ANSWER, "chunk_delay_s": 0.06},
     {"content": FOLLOW_UP_ANSWER, "chunk_delay_s": 0.02},
+    # A new session from the view: one proposal of two changes in stats.py.
+    {
+        "tool_calls": [
+            {
+                "name": "edit_file",
+                "arguments": {"path": "stats.py", "old_string": MEAN_DOC, "new_string": MEAN_DOC_NEW},
+            },
+            {
+                "name": "edit_file",
+                "arguments": {"path": "stats.py", "old_string": SPREAD_DOC, "new_string": SPREAD_DOC_NEW},
+            },
+        ]
+    },
+    {"content": "Both docstrings now say what the functions need and return."},
 ]
 
 
