@@ -27,7 +27,7 @@ from agent_ls.core.errors import ConfigError
 from agent_ls.core.events import Event, FindingsReported
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest, ModelClient
-from agent_ls.core.review import ShownFindings
+from agent_ls.core.review import RunFindings
 from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.core.visible_text import visible
 from agent_ls.instructions.agent_context import marker_above
@@ -269,11 +269,11 @@ async def _run_locked(
     apply: bool,
 ) -> int:
     """The run of ``run_headless`` once the session's lock is held: recorded, shown, applied."""
-    findings = ShownFindings()
+    findings = RunFindings()
 
     def render(event: Event) -> None:
         if isinstance(event, FindingsReported):
-            findings.replace(event.findings, event.files)
+            findings.add(event.findings, event.files)
         _render(event)
 
     recorder, notes = start_recording(store, session, saved, render)

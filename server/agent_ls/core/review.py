@@ -48,21 +48,26 @@ class ReviewFinding:
         }
 
 
-class ShownFindings:
-    """The findings a session shows now, per file: each review replaces the findings of the files it
-    covers and leaves the others (what the editor shows, and what the CLI prints after the answer)."""
+class RunFindings:
+    """The findings of one run, which may report them in several ``review_findings`` calls (a rejected
+    finding sent again, say): they add up, and an identical finding counts once. What a front end shows
+    for the run's files is all of them; the next run that reports on a file replaces them there.
+
+    Attributes:
+        findings: every finding, in the order reported.
+        files: the workspace-relative paths the run's reviews covered.
+    """
 
     def __init__(self) -> None:
-        self.by_file: dict[str, list[ReviewFinding]] = {}
+        self.findings: list[ReviewFinding] = []
+        self.files: set[str] = set()
 
-    def replace(self, findings: tuple[ReviewFinding, ...], files: tuple[str, ...]) -> None:
-        """A review of ``files`` found ``findings`` (each on one of ``files``)."""
-        for path in files:
-            self.by_file[path] = []
-        for finding in findings:
-            self.by_file.setdefault(finding.path, []).append(finding)
+    def add(self, findings: tuple[ReviewFinding, ...], files: tuple[str, ...]) -> None:
+        """A ``review_findings`` call covered ``files`` and found ``findings``."""
+        self.files.update(files)
+        self.findings.extend(f for f in dict.fromkeys(findings) if f not in self.findings)
 
     def lines_missing_from(self, answer: str) -> list[str]:
-        """The ``path:line: severity: message`` line of each finding that ``answer`` does not hold, in file
-        order, then finding order."""
-        return [str(f) for path in sorted(self.by_file) for f in self.by_file[path] if str(f) not in answer]
+        """The ``path:line: severity: message`` line of each finding that ``answer`` does not hold, in the
+        order reported."""
+        return [str(f) for f in self.findings if str(f) not in answer]

@@ -6,8 +6,9 @@ the run's work-done token (begin at ``RunStarted``, a report per turn and per to
 ``RunEnded`` with the outcome). ``RunEnded`` also sends ``agent/runEnded``. ``TodosChanged`` sends
 ``agent/todos`` and a progress report naming the item in progress; a subagent's events (``SubagentEvent``)
 go out as its own would, marked with ``subagent``, and its turns and tool calls are progress reports.
-``FindingsReported`` publishes the findings as diagnostics (``review_diagnostics``) and sends an
-``agent/event`` of kind ``findings`` whose text is their ``path:line: severity: message`` lines.
+``FindingsReported`` publishes the run's findings so far (its calls add up) as diagnostics
+(``review_diagnostics``) and sends an ``agent/event`` of kind ``findings`` whose text is the call's
+``path:line: severity: message`` lines.
 
 A ``VerdictGiven`` with verdict deny (by a rule or by the user) also sends a ``window/showMessage`` of
 type Warning, ``agent-ls blocked: <tool> <subject> (<rule>)``, at most once per distinct subject per run:
@@ -51,6 +52,7 @@ from agent_ls.core.events import (
     VerdictGiven,
 )
 from agent_ls.core.messages import Usage
+from agent_ls.core.review import RunFindings
 from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.core.visible_text import visible
 from agent_ls.lsp import protocol as p
@@ -120,6 +122,8 @@ class LspEventRenderer:
         """Subjects already shown in a "blocked" warning during this run."""
         self._defanged: set[tuple[str, ...]] = set()
         """Target lists already shown in a "not loaded" warning during this run."""
+        self._findings = RunFindings()
+        """The review findings of this run so far (``review_findings`` may be called more than once)."""
 
     def __call__(self, event: Event) -> None:
         line = line_for(event)
@@ -136,9 +140,13 @@ class LspEventRenderer:
             message = f"agent-ls: {event.detail}"  # a mistyped /skill must not pass unnoticed
             self._ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=message))
         if isinstance(event, FindingsReported):
+            self._findings.add(event.findings, event.files)  # a run's calls add up
             entry = self._ls.state.sessions.get(self._session_id)
             if entry is not None:
-                show_findings(self._ls, self._session_id, entry.session.root, event)
+                reported = FindingsReported(
+                    tuple(self._findings.findings), tuple(sorted(self._findings.files))
+                )
+                show_findings(self._ls, self._session_id, entry.session.root, reported)
         notification = self._notification(event)
         if notification is not None:
             self._ls.protocol.notify(p.AGENT_EVENT, notification.wire())

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_ls.core.events import FindingsReported
-from agent_ls.core.review import ReviewFinding, ShownFindings
+from agent_ls.core.review import ReviewFinding, RunFindings
 from agent_ls.policy.engine import BUILTIN_RULES, PermissionPolicy
 from agent_ls.policy.rules import Rule
 from agent_ls.tools import review_findings
@@ -126,12 +126,12 @@ def test_line_count_is_read_files_numbering() -> None:
     assert [line_count(text) for text in ("", "a", "a\n", "a\nb", "a\r\nb\r\n", "\n")] == [0, 1, 1, 2, 2, 1]
 
 
-def test_shown_findings_replace_per_file_and_list_what_the_answer_lacks() -> None:
-    shown = ShownFindings()
+def test_a_runs_findings_add_up_and_the_answer_lists_what_it_lacks() -> None:
+    found = RunFindings()
     first = ReviewFinding("a.py", 1, 1, "error", "one")
     other = ReviewFinding("b.py", 2, 2, "warning", "two")
-    shown.replace((first, other), ("a.py", "b.py"))
+    found.add((first, other), ("a.py", "b.py"))
     again = ReviewFinding("a.py", 3, 4, "info", "three")
-    shown.replace((again,), ("a.py",))  # a second review of a.py: b.py keeps its finding
-    assert shown.by_file == {"a.py": [again], "b.py": [other]}
-    assert shown.lines_missing_from("b.py:2: warning: two\n") == ["a.py:3: info: three"]
+    found.add((again, first), ("a.py", "c.py"))  # the rejected one sent again, with one already shown
+    assert (found.findings, found.files) == ([first, other, again], {"a.py", "b.py", "c.py"})
+    assert found.lines_missing_from("a.py:1: error: one\nb.py:2: warning: two\n") == ["a.py:3: info: three"]
