@@ -176,6 +176,7 @@ class Session:
     last_run: RunEnded | None = field(default=None, init=False)
     compaction: CompactionState = field(default_factory=CompactionState, init=False)
     outputs: OutputKeeper | None = field(default=None, init=False)
+    _outputs_named: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         self._seen_generation = self.context_generation() if self.context_generation is not None else 0
@@ -193,6 +194,7 @@ class Session:
                 lambda: origin_of(self.session_id, self.history),
                 [task_tool(self.subagents)] if self.subagents is not None else [],
                 outputs=self.outputs,
+                outputs_named=self._outputs_named,
             ),
         )
 
@@ -200,16 +202,23 @@ class Session:
         """Keep the whole text of cut tool results in ``keeper`` (the session store's, opened after
         assembly): the registry keeps them and says so, the deferred ``read_output`` reads them, and
         compaction's placeholders name it. A resumed history that names ``read_output`` (a kept note, a
-        placeholder, a call) has it loaded again."""
+        placeholder) has it named by ``load_tools`` again; one that called it has it loaded."""
         self.outputs = keeper
         self.registry.keep_outputs(keeper)
         self._set_skill_tool()
         if any(read_output.NAME in _message_text(m) for m in self.history[1:]):
-            self._load_read_output()
+            self._name_read_output()
+        called = (c.name for m in self.history if isinstance(m, AssistantMessage) for c in m.tool_calls)
+        if read_output.NAME in called:
+            self.registry.load([read_output.NAME])
 
-    def _load_read_output(self) -> None:
-        """Send ``read_output``'s schema from the next request on (a placeholder or a note names it)."""
-        self.registry.load([read_output.NAME])
+    def _name_read_output(self) -> None:
+        """Have ``load_tools`` name ``read_output`` from the next request on (a compaction placeholder
+        names it): about 16 estimated tokens, where its whole schema (about 140) would undo part of what
+        the pruning saved in a small window."""
+        if not self._outputs_named:
+            self._outputs_named = True
+            self._set_skill_tool()
 
     def _chain_text(self) -> str:
         """The AGENTS.md chain as the model reads it ("" for none): what a subagent is given."""
@@ -440,7 +449,7 @@ class Session:
             threshold=self.compact_threshold,
             summarizer=self.open_summarizer,
             auto=window is not None,
-            refetch=self._load_read_output if self.outputs is not None else None,
+            refetch=self._name_read_output if self.outputs is not None else None,
         )
 
     async def _answer_compact(

@@ -93,7 +93,7 @@ async def test_long_session_runs_through_compactions(
     assert sum("summarized" in line for line in compacted) == script.summaries
     assert any("(auto, pruned" in line for line in compacted)
     # Pruned results say how to get them back.
-    assert any("pruned to save context; read the file again" in _texts(r) for r in agent_requests)
+    assert any("pruned to save context; read_output {" in _texts(r) for r in agent_requests)
 
 
 async def test_constraint_survives_three_compactions(

@@ -13,10 +13,11 @@ ends a cut result with ``kept_note``, which names this tool, the call and the li
 
 The tool is present only when the session keeps outputs, and deferred without being named by ``load_tools``
 (``Tool.listed``): naming it there cost 16 estimated tokens in every first request, which took the benchmark
-task over its 1,400 (``benchmarks/bench_slice.py``: 1,415). It is loaded, its schema sent from the next
-request on, when the model first has a use for it: when the registry keeps an output (the result's note
-names it), when a compaction writes a placeholder that names it, and when a resumed history mentions it;
-called by name before that, it runs and is loaded by the call.
+task over its 1,400 (``benchmarks/bench_slice.py``: 1,415). When the registry keeps an output (the result's
+note names it), it is loaded: its schema (about 140 tokens) is sent from the next request on. When a
+compaction writes a placeholder that names it, or a resumed history mentions it, ``load_tools`` names it
+(its schema would undo part of what the pruning saved: with a 4,000-token window no compaction was enough
+by pruning alone). Called by name at any time, it runs and is loaded by the call.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ def kept_note(call_id: str, whole: str, shown: str) -> str:
     return f"[the whole output ({lines}) is kept: {NAME} {args} reads on from line {offset:,}]"
 
 
-def read_output_tool(keeper: OutputKeeper) -> Tool[Any]:
-    """The ``read_output`` tool reading from ``keeper`` (the session's kept outputs)."""
+def read_output_tool(keeper: OutputKeeper, *, listed: bool = False) -> Tool[Any]:
+    """The ``read_output`` tool reading from ``keeper`` (the session's kept outputs); ``listed``: named by
+    ``load_tools`` (module docstring)."""
 
     async def run(args: Args, ctx: ToolContext) -> ToolOutput:
         text = await asyncio.to_thread(keeper.read, args.call_id)
@@ -89,7 +91,7 @@ def read_output_tool(keeper: OutputKeeper) -> Tool[Any]:
         mutates=False,
         permission="session",
         brief=BRIEF,
-        listed=False,
+        listed=listed,
     )
 
 

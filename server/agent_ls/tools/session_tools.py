@@ -33,15 +33,16 @@ def deferred_tools(
     origin: Callable[[], str],
     extra: Sequence[Tool[Any]] = (),
     outputs: OutputKeeper | None = None,
+    outputs_named: bool = False,
 ) -> list[Tool[Any]]:
     """The session's deferred tools in the order ``load_tools`` lists them: ``write_file``, ``todo_write``,
-    the memory tools (when ``memory`` is given), ``read_output`` (when ``outputs`` is given), then
-    ``extra`` (``task``)."""
+    the memory tools (when ``memory`` is given), ``read_output`` (when ``outputs`` is given; named by
+    ``load_tools`` only with ``outputs_named``), then ``extra`` (``task``)."""
     tools = [write_file.TOOL, todo_tool(todos)]
     if memory is not None:
         tools.extend(memory_tools(memory, origin))
     if outputs is not None:
-        tools.append(read_output_tool(outputs))
+        tools.append(read_output_tool(outputs, listed=outputs_named))
     return [*tools, *extra, review_findings.TOOL]  # last: load_tools does not name it
 
 

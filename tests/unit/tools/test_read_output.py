@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from agent_ls.core.ports import CommandResult
+from agent_ls.core.todos import TodoList
+from agent_ls.tools import sent_tools
 from agent_ls.tools.read_output import read_output_tool
+from agent_ls.tools.session_tools import deferred_tools
 from tests.unit.tools.harness import Harness, make_harness
 
 
@@ -154,3 +157,16 @@ def test_read_outputs_schema_matches_the_snapshot() -> None:
     if os.environ.get("UPDATE_SNAPSHOTS") == "1":
         SNAPSHOT.write_text(json.dumps(spec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     assert spec == json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+
+
+def test_once_a_placeholder_names_it_load_tools_names_it_too() -> None:
+    keeper = MemoryKeeper()
+    quiet = deferred_tools(TodoList(), None, str, outputs=keeper)
+    named = deferred_tools(TodoList(), None, str, outputs=keeper, outputs_named=True)
+    made = make_harness(tools=sent_tools())
+    made.registry.set_extra_tools([], quiet)
+    assert "read_output" not in made.registry.specs()[-1].description
+    made.registry.set_extra_tools([], named)
+    assert made.registry.specs()[-1].description.endswith(
+        ", read_output (the whole output of a cut or pruned tool result)."
+    )
