@@ -123,6 +123,19 @@ def _parser() -> argparse.ArgumentParser:
     stored = sub.add_parser("sessions", help="list the stored sessions of a workspace, newest first")
     stored.add_argument("--workspace", type=Path, default=Path.cwd(), help="workspace root (default: cwd)")
     stored.add_argument("--json", action="store_true", help="print one JSON object")
+    for verb, does in (("apply", "write"), ("discard", "drop")):
+        pending = sub.add_parser(
+            verb, help=f"{does} a stored session's pending proposal: all, or the files named"
+        )
+        pending.add_argument(
+            "files", nargs="*", type=Path, metavar="FILE", help="only these files of the proposal"
+        )
+        pending.add_argument(
+            "--session", metavar="ID", default=None, help="the session (default: the latest)"
+        )
+        pending.add_argument(
+            "--workspace", type=Path, default=Path.cwd(), help="workspace root (default: cwd)"
+        )
     return parser
 
 
@@ -173,6 +186,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return inspect_cli.main(args)
     if args.command == "sessions":
         return _sessions(args)
+    if args.command in ("apply", "discard"):
+        return _settle_pending(args)
     import asyncio
 
     from agent_ls.headless import run_headless
@@ -240,6 +255,52 @@ def _sessions(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     store = SessionStore.from_environ(os.environ)
     print(sessions_text(summaries(store, [args.workspace.resolve()]), as_json=args.json))
+    return EXIT_DONE
+
+
+def _settle_pending(args: argparse.Namespace) -> int:
+    """``agent-ls apply|discard [FILE...] [--session ID]``: all or part of a stored session's proposal
+    (``sessions.pending``; docs/sessions.md). Exit 0 done, 1 the apply was refused, 2 a usage error."""
+    from agent_ls.sessions.continuation import find_saved
+    from agent_ls.sessions.pending import NotInProposal, chosen_paths, settle
+    from agent_ls.sessions.run_lock import RunLock, SessionBusy
+    from agent_ls.sessions.store import SessionFormatError, SessionNotFound, SessionStore
+    from agent_ls.workspace.apply import recover_interrupted_apply
+
+    if not args.workspace.is_dir():
+        print(f"agent-ls: workspace {args.workspace} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    root = args.workspace.resolve()
+    if args.command == "apply" and (recovered := recover_interrupted_apply(root)) is not None:
+        print(f"agent-ls: {recovered}", file=sys.stderr)
+    store = SessionStore.from_environ(os.environ)
+    try:
+        saved = find_saved(store, root, session_id=args.session, latest=args.session is None)
+        assert saved is not None  # asked for one
+        paths = chosen_paths(root, saved, args.files)
+    except (SessionNotFound, SessionFormatError, NotInProposal) as exc:
+        print(f"agent-ls: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not paths:
+        print(f"agent-ls: session {saved.session_id} has no pending proposal", file=sys.stderr)
+        return EXIT_FAILED
+    lock = RunLock(store.path(root, saved.session_id))
+    try:  # not while a run of the session (an editor's, another terminal's) may extend the proposal
+        lock.acquire()
+    except SessionBusy as exc:
+        print(f"agent-ls: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        settled = settle(store, root, saved, paths, apply=args.command == "apply")
+    finally:
+        lock.release()
+    if settled.message:
+        print(f"agent-ls: {settled.message}", file=sys.stderr)
+    if not settled.ok:
+        return EXIT_FAILED
+    done = f"{'applied' if args.command == 'apply' else 'discarded'} {', '.join(settled.done)}"
+    still = f"; still pending: {', '.join(settled.pending)}" if settled.pending else ""
+    print(f"agent-ls: session {saved.session_id}: {done}{still}", file=sys.stderr)
     return EXIT_DONE
 
 

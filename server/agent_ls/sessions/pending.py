@@ -1,0 +1,110 @@
+"""``agent-ls apply`` and ``agent-ls discard``: all or part of a stored session's proposal, from a terminal.
+
+What ``agent.applyProposal {files}`` and ``agent.discardProposal {files}`` do in an editor, for a session
+in the session store (docs/sessions.md), in order:
+
+1. the files named (every pending file by default) are found in the stored proposal; a name that is not
+   one of its files is refused (``NotInProposal``) and nothing changes;
+2. ``apply`` writes them all or nothing (``workspace.apply.apply_proposal``: each file checked against the
+   text the agent read first); ``discard`` writes nothing;
+3. the session file records it: ``apply {applied, failureReason}``, then the files that left the proposal
+   (``proposal {changes: [], removed, why}``, or ``proposal_cleared {why}`` once nothing is left).
+
+The caller holds the session's ``RunLock``. Prints nothing: the front end says what it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_ls.sessions.redaction import REDACTED
+from agent_ls.sessions.saved import SavedSession
+from agent_ls.sessions.store import SessionStore
+from agent_ls.workspace.apply import apply_proposal
+
+
+class NotInProposal(ValueError):
+    """User: a file named is not a file of the session's proposal; nothing was applied or discarded."""
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What ``settle`` did.
+
+    Attributes:
+        done: the workspace-relative paths applied (or discarded), in path order; ``[]`` when the apply
+            was refused.
+        pending: the paths still pending afterwards, in path order.
+        message: one line for the user (the apply's own, or why it was refused).
+        ok: False when the apply was refused (nothing written).
+    """
+
+    done: list[str]
+    pending: list[str]
+    message: str
+    ok: bool = True
+
+
+def chosen_paths(root: Path, saved: SavedSession, names: Sequence[Path]) -> list[str]:
+    """The proposal's paths of ``names`` (files, absolute or relative to the current directory); every
+    pending path when ``names`` is empty. Path order.
+
+    Raises:
+        NotInProposal: a name is outside ``root`` or not a file of the proposal; the message lists its files.
+    """
+    if not names:
+        return sorted(saved.proposal)
+    chosen: set[str] = set()
+    real_root = root.resolve()
+    for name in names:
+        absolute = name.absolute()
+        for base, target in ((root, absolute), (real_root, absolute.resolve())):
+            rel = target.relative_to(base).as_posix() if target.is_relative_to(base) else None
+            if rel in saved.proposal:
+                chosen.add(rel)
+                break
+        else:
+            pending = ", ".join(sorted(saved.proposal)) or "none"
+            raise NotInProposal(
+                f"{name} is not a file of the proposal of session {saved.session_id}: {pending}"
+            )
+    return sorted(chosen)
+
+
+def settle(
+    store: SessionStore, root: Path, saved: SavedSession, paths: Sequence[str], *, apply: bool
+) -> Settled:
+    """Apply (``apply``) or discard the pending edits of ``paths`` and record it (module docstring).
+
+    A file whose proposed text lost a key to redaction (``[redacted]``) is never written: the apply is
+    refused naming it (discarding it is fine). Never raises ``OSError`` for the files; the session file's
+    own write errors are the store's (``SessionLog.append`` reports them).
+    """
+    changes = [saved.proposal[path] for path in paths]
+    log = store.reopen(root, saved.session_id)
+    message = ""
+    try:
+        if apply:
+            redacted = [c.path for c in changes if REDACTED in c.new_text and REDACTED not in c.base_text]
+            if redacted:
+                message = f"not applying, nothing written: a key was redacted from {', '.join(redacted)}"
+                log.append("apply", {"applied": False, "failureReason": message})
+                return Settled([], sorted(saved.proposal), message, ok=False)
+            outcome = apply_proposal(root, changes)
+            message = "; ".join(filter(None, (outcome.recovered, outcome.message)))
+            log.append(
+                "apply", {"applied": outcome.applied, "failureReason": None if outcome.applied else message}
+            )
+            if not outcome.applied:
+                return Settled([], sorted(saved.proposal), message, ok=False)
+        why = "applied" if apply else "discarded"
+        pending = sorted(set(saved.proposal) - set(paths))
+        if pending:
+            log.append("proposal", {"changes": [], "removed": list(paths), "why": why})
+        else:
+            log.append("proposal_cleared", {"why": why})
+        return Settled(list(paths), pending, message)
+    finally:
+        log.close()
