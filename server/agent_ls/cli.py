@@ -12,6 +12,8 @@
   or the built-in rules when there are none (editor settings do not apply). Config problems go to
   stderr.
 - ``doctor``: ``agent_ls.doctor.main`` (sandbox, ripgrep, model reachability, config).
+- ``apply [FILE...]`` / ``discard [FILE...]`` (``--session ID``, default the latest): all or part of a
+  stored session's proposal (``sessions.pending``); exit 0 done, 1 refused (a stale file), 2 usage error.
 
 Whatever a subcommand prints to a terminal goes through ``terminal_text`` (control characters shown
 escaped; stderr always, stdout when it is a terminal).
