@@ -222,3 +222,19 @@ async def test_an_editor_without_a_preview_is_asked_file_by_file(
         assert prompts[-1].message == "Apply 1 file(s) (+1 −1)?"
         assert field(last, "message") == "applied 1 of 1 change in 1 file"
         assert FIXED in stats.read_text() and await _pending(client, session_id) == []
+
+
+async def test_apply_all_takes_the_file_asked_about_and_every_one_after_it(
+    tmp_path: Path, workspace: Path, model_server: FakeModelServer
+) -> None:
+    model_server.steps.extend(
+        [fix_step(), _write("NOTES.md", NOTES), _write("TODO.md", TODO), {"content": "ok"}]
+    )
+    async with _server(tmp_path / "state", workspace, model_server, _no_preview()) as client:
+        session_id = await _run(client, "Fix mean, write notes and a todo")
+        client.agent["answers"].extend(["Discard", "Apply all"])  # type: ignore[attr-defined]
+        applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
+        assert len(client.agent["prompts"]) == 2  # type: ignore[attr-defined]  # stats.py was not asked about
+        assert field(applied, "message") == "applied 2 of 2 changes in 2 files"
+        assert (workspace / "TODO.md").read_text() == TODO and FIXED in (workspace / "stats.py").read_text()
+        assert not (workspace / "NOTES.md").exists() and await _pending(client, session_id) == []

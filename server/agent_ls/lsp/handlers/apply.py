@@ -182,7 +182,8 @@ async def _apply(ls: AgentLanguageServer, params: p.ProposalFilesParams) -> dict
             "the editor did not apply the edit (in a preview, tick the changes before Apply)"
         )
         return _refusal(f"{reason}; the proposal is kept")
-    return await _reconciled(ls, entry, changes, preview=flags.change_annotations)
+    # Annotations go only with documentChanges (lsp/convert.py): only then can a preview untick changes.
+    return await _reconciled(ls, entry, changes, preview=flags.change_annotations and flags.document_changes)
 
 
 def _unanswered(answers: Answers, pending: list[FileChange]) -> str:
