@@ -70,7 +70,8 @@ OPAQUE_BLOCK_TYPES = ("thinking", "redacted_thinking")
 
 
 class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # Built at the first response, not at import: the first request does not need them (start-up time).
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class AnthropicUsage(_Lenient):

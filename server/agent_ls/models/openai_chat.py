@@ -53,7 +53,8 @@ log = logging.getLogger(__name__)
 
 
 class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # Built at the first response, not at import: the first request does not need them (start-up time).
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class ChatFunction(_Lenient):

@@ -37,7 +37,8 @@ REASONING_SEPARATOR = "\n\n"
 
 
 class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # Built at the first response, not at import: the first request does not need them (start-up time).
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class ContentPart(_Lenient):

@@ -35,7 +35,7 @@ from agent_ls.models.responses_output import (
 class StreamEvent(BaseModel):
     """One streamed event; which fields are set depends on ``type``."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)  # built at the first event (start-up)
 
     type: str | None = None
     output_index: int | None = None

@@ -40,7 +40,8 @@ EDITOR_SOURCE = "editor settings"
 
 class _Table(BaseModel):
     # As config/schema.py's tables: TOML values are typed (strict), extra keys kept only to be reported.
-    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+    # Built when a config file's table is validated, not at import (start-up time).
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True, defer_build=True)
 
 
 class PermissionsTable(_Table):

@@ -53,7 +53,7 @@ class ApplyBusy(Exception):
 class JournalEntry(BaseModel):
     """One file of an apply."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built by an apply
     path: str
     temp: str | None
     old: str | None
@@ -63,7 +63,7 @@ class JournalEntry(BaseModel):
 class JournalRecord(BaseModel):
     """The JSON part of a journal."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built by an apply
     apply_id: str
     pid: int
     started: str
