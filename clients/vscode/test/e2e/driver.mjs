@@ -34,6 +34,9 @@ const DOCS_TASK = 'Make the docstrings of stats.py say more';
 const MEAN_DOC = '    """Arithmetic mean of a non-empty list of numbers."""';
 const MEAN_DOC_NEW = '    """Arithmetic mean of a non-empty list of numbers, as a float."""';
 const SPREAD_DOC = '    """Largest value minus smallest value."""';
+const FINDING = 'spread() of an empty list raises ValueError from max(); say so in its docstring';
+const FIX_ANSWER = 'The finding is fixed once';
+const FIX_ACTION = 'Agent: Fix this finding';
 const SPREAD_DOC_NEW = '    """Largest value minus smallest value of a non-empty list."""';
 // Must match the AGENTS.md that e2e.sh writes into the workspace.
 const AGENTS_RULE = 'e2e rule: keep the helpers free of dependencies.';
@@ -384,6 +387,55 @@ async function scenario() {
 
   await agentView();
   await partialAccept(tab);
+  await reviewFindings(tab);
+}
+
+// 18. A review whose finding the model reports with review_findings: it appears in the Problems panel as a
+//     diagnostic of source "agent-ls review". 19. Its quick fix "Agent: Fix this finding" continues the
+//     review's session (the Agent view shows both runs; the model gets the review's history and the finding).
+async function reviewFindings(tab) {
+  currentStep = '18. review findings in the Problems panel';
+  await tab.click();
+  await runCommand('Agent: Review Current File');
+  const view = await agentViewFrame();
+  await waitUntil('the review with findings to end in the view', async () => {
+    const last = view.locator('#conversation .run').last();
+    return (await last.innerText().catch(() => '')).includes('/code-review stats.py')
+      && (await last.locator('.run-status').innerText()).includes('done');
+  });
+  await check((await view.locator('#conversation .run .tool').last().innerText()).includes('review_findings'),
+    'the view does not show the review_findings call');
+  await runCommand('Notifications: Clear All Notifications');
+  await page.keyboard.press('Control+Shift+M'); // the Problems panel
+  const problem = page.locator('.markers-panel .monaco-list-row').filter({ hasText: FINDING.slice(0, 40) }).first();
+  await problem.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  const problemText = await problem.innerText();
+  await check(problemText.includes('agent-ls review'), `the finding's source is not "agent-ls review": ${problemText}`);
+  await check(/\[Ln 14, Col \d+\]/.test(problemText), `the finding is not on line 14: ${problemText}`);
+  await shot('review-findings-problems');
+  mark('the review finding is in the Problems panel');
+
+  currentStep = '19. Agent: Fix this finding';
+  await problem.click(); // selects the finding in stats.py; the keyboard focus stays in the Problems panel
+  await waitUntil('the stats.py tab to be active', async () => (await tab.getAttribute('class')).includes('active'));
+  await page.keyboard.press('Control+.'); // the quick fixes of the selected problem, as a menu under it
+  const fix = page.locator('.context-view .action-item, .action-widget .monaco-list-row').filter({ hasText: FIX_ACTION }).first();
+  await fix.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await shot('fix-this-finding');
+  await fix.click();
+  await waitUntil('the fix run to end in the view', async () => {
+    const runs = view.locator('#conversation .run');
+    return (await runs.count()) === 2 && (await runs.last().innerText()).includes(FIX_ANSWER)
+      && (await runs.last().locator('.run-status').innerText()).includes('done');
+  });
+  await check((await view.locator('#conversation .run').first().innerText()).includes('/code-review stats.py'),
+    'the fix did not continue the review\'s session');
+  await waitUntil('model request 13', () => readRequests().length >= 13);
+  const history = readRequests()[12].messages.map((m) => `${m.role}: ${text(m.content)}`).join('\n');
+  await check(history.includes('/code-review') && history.includes('Fix this finding of your review: stats.py')
+    && history.includes(FINDING), `request 13 lacks the review's history or the finding: ${history.slice(-600)}`);
+  await shot('fix-this-finding-ran');
+  mark('Fix this finding continued the review\'s session');
 }
 
 // 17. A proposal of two changes, applied from the view's per-file Apply with only the first change ticked in

@@ -58,6 +58,11 @@ MEAN_DOC_NEW = '    """Arithmetic mean of a non-empty list of numbers, as a floa
 SPREAD_DOC = '    """Largest value minus smallest value."""'
 SPREAD_DOC_NEW = '    """Largest value minus smallest value of a non-empty list."""'
 
+# A review whose finding goes to the Problems panel (review_findings), then "Agent: Fix this finding".
+FINDING = "spread() of an empty list raises ValueError from max(); say so in its docstring"
+REVIEW_WITH_FINDINGS = f"Review of stats.py (1 finding):\n- stats.py:14: warning: {FINDING}"
+FIX_ANSWER = "The finding is fixed once spread()'s docstring says it needs a non-empty list."
+
 STEPS: list[dict[str, object]] = [
     # The delay keeps the run's progress notification on screen long enough for its screenshot.
     {
@@ -101,6 +106,20 @@ STEPS: list[dict[str, object]] = [
         ]
     },
     {"content": "Both docstrings now say what the functions need and return."},
+    # "Agent: Review Current File" again: the finding through the review_findings tool, then the answer.
+    {
+        "tool_calls": [
+            {
+                "name": "review_findings",
+                "arguments": {
+                    "findings": [{"path": "stats.py", "line": 14, "severity": "warning", "message": FINDING}]
+                },
+            }
+        ]
+    },
+    {"content": REVIEW_WITH_FINDINGS},
+    # "Agent: Fix this finding" (the quick fix on the finding's diagnostic) continues the review's session.
+    {"content": FIX_ANSWER},
 ]
 
 
