@@ -151,8 +151,11 @@ export class ProposalActions {
     }
     if (result.applied) {
       this.documents.invalidate(sessionId);
-      this.onSettled(sessionId);
-      void vscode.window.showInformationMessage('Agent: applied the proposed changes.');
+      if (result.keptFiles.length === 0) {
+        this.onSettled(sessionId);
+      }
+      // "applied 3 of 5 changes in 2 files; 2 changes kept": changes unticked in the preview stay pending.
+      void vscode.window.showInformationMessage(`Agent: ${result.message ?? 'applied the proposed changes'}.`);
     } else {
       const reason = (result.failureReason ?? 'the editor did not apply the edit').replace(/\.$/, '');
       void vscode.window.showWarningMessage(`Agent: not applied: ${reason}.`);
