@@ -79,7 +79,6 @@ from agent_ls.policy.rules import (
     strictest,
 )
 from agent_ls.policy.shell_commands import ParsedShell, Redirect, SimpleCommand
-from agent_ls.policy.shell_parse import parse_shell
 from agent_ls.policy.user_rules import USER_SOURCE, ShellMode
 from agent_ls.policy.wrapped_rules import wrapped_judgements
 from agent_ls.workspace.paths import PathPolicy
@@ -171,6 +170,8 @@ class PermissionPolicy:
 
     def check_command(self, command: str) -> Decision:
         """Judge a shell command (module docstring); never raises."""
+        from agent_ls.policy.shell_parse import parse_shell  # the first command pays for it (start-up time)
+
         parsed = parse_shell(command)
         cwd = Cwd(self.paths.root)
         parts: list[str] = []

@@ -29,7 +29,6 @@ from fnmatch import fnmatchcase
 from agent_ls.policy.rules import FALLBACK_RULE, Judgement, Rule, judge, quoted_command
 from agent_ls.policy.shell_argv import SHELLS
 from agent_ls.policy.shell_commands import SimpleCommand
-from agent_ls.policy.shell_parse import parse_shell
 from agent_ls.policy.shell_wrappers import WRAPPERS
 
 MAX_PARSES = 64
@@ -113,6 +112,8 @@ class _Net:
             self.parses += 1
             if self.parses > MAX_PARSES:
                 return None
+            from agent_ls.policy.shell_parse import parse_shell  # loaded with the first command
+
             for inner in parse_shell(shlex.join(argv[i:])).commands:
                 for form in (inner.argv, *inner.wrappers):
                     matched = _match(form, self.deny) if form else None
