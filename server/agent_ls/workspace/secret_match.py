@@ -60,17 +60,22 @@ def fold(text: str) -> str:
 
 @dataclass(frozen=True)
 class _Group:
-    """Compiled secret patterns that match together: relative ones are tried on every tail of a path
-    (a rooted one on the workspace-relative path only), absolute ones on the whole path; ``fixed``
-    groups are not lifted by exemptions."""
+    """Secret patterns that match together: relative ones are tried on every tail of a path (a rooted
+    one on the workspace-relative path only), absolute ones on the whole path; ``fixed`` groups are not
+    lifted by exemptions. Compiled on the first path whose components pass ``Secrets``'s last-segment
+    test: compiling the built-in list costs about 30 ms, and most paths never need it (start-up time)."""
 
-    spec: pathspec.GitIgnoreSpec
+    lines: tuple[str, ...]
     absolute: bool
     advice: str
     fixed: bool = False
     rooted: bool = False
     carve_out: pathspec.GitIgnoreSpec | None = None
     """Absolute paths this group never matches (the ``skills`` folder of agent-ls's config dir)."""
+
+    @functools.cached_property
+    def spec(self) -> pathspec.GitIgnoreSpec:
+        return _spec(self.lines)
 
     def matches(self, folded_abs: str, tails: Sequence[str], inside: bool) -> bool:
         if self.absolute:
@@ -104,7 +109,7 @@ class Secrets:
     ) -> None:
         groups = [
             _Group(
-                _spec([_anchor(fold(_expand_pattern(line, home)), group.rooted) for line in group.lines]),
+                tuple(_anchor(fold(_expand_pattern(line, home)), group.rooted) for line in group.lines),
                 _is_absolute(group.lines[0]) and not group.rooted,
                 group.advice,
                 group.fixed,
@@ -121,17 +126,17 @@ class Secrets:
         for absolute in (False, True):
             lines = [fold(_expand_pattern(p, home)) for p in extra if _is_absolute(p) == absolute]
             if lines:
-                groups.append(_Group(_spec(lines), absolute, OTHER_ADVICE))
+                groups.append(_Group(tuple(lines), absolute, OTHER_ADVICE))
         if config_dirs:
             # Literal paths: a "[" or "*" in a directory name is not a wildcard. The user's skills live
             # in <config dir>/skills: their files are instructions the agent must be able to read (the
             # other secret groups still apply to them).
             lines = [fold(_escape_path(d)) for d in config_dirs]
             skills = _spec([fold(_escape_path(d / "skills")) + "/" for d in config_dirs])
-            groups.append(_Group(_spec(lines), True, CONFIG_ADVICE, fixed=True, carve_out=skills))
+            groups.append(_Group(tuple(lines), True, CONFIG_ADVICE, fixed=True, carve_out=skills))
         # Absolute groups first: "~/.ssh/id_rsa" is SSH material before it is a key.
         self._groups = tuple(sorted(groups, key=lambda group: not group.absolute))
-        self._last_segment = _last_segments([g.spec for g in self._groups])
+        self._last_segment = _last_segments([g.lines for g in self._groups])
         self._components: dict[str, bool] = {}
         # Exemptions come from the user (config or trusted workspace); a "!" there only narrows them.
         self._exempt_relative = _spec([fold(_expand_pattern(p, home)) for p in exempt if not _is_absolute(p)])
@@ -213,16 +218,17 @@ def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _last_segments(specs: Sequence[pathspec.GitIgnoreSpec]) -> re.Pattern[str]:
+def _last_segments(groups: Sequence[Sequence[str]]) -> re.Pattern[str]:
     """One expression matching a path component that can end a match of an including line of
-    ``specs`` (its last segment: ``credentials`` for ``**/.cargo/credentials``, ``.aws`` for ``.aws/``;
-    ``!`` lines only take paths out, so they are left out). A gitignore line matches a path when it
-    matches the path or a folder above it, so its last segment always matches one component."""
+    ``groups`` (its last segment: ``credentials`` for ``**/.cargo/credentials``, ``.aws`` for ``.aws/``;
+    ``!`` lines, comments and blank lines are left out: the first only take paths out). A gitignore line
+    matches a path when it matches the path or a folder above it, so its last segment always matches
+    one component. Each line is read as ``GitIgnoreSpec`` reads it, without compiling its expression."""
     regexes = []
-    for spec in specs:
-        for pattern in spec.patterns:
-            if pattern.include and isinstance(pattern, GitIgnoreSpecPattern) and pattern.pattern:
-                last = str(pattern.pattern).rstrip("/").rpartition("/")[2]
+    for lines in groups:
+        for line in lines:
+            if line and GitIgnoreSpecPattern.pattern_to_regex(line)[1]:
+                last = line.rstrip("/").rpartition("/")[2]
                 # gitignore escapes with "\"; fnmatch has none, but "[x]" is the character x.
                 regexes.append(fnmatch.translate(re.sub(r"\\(.)", r"[\1]", last)))
     return re.compile("|".join(f"(?:{r})" for r in regexes) or "(?!)")
