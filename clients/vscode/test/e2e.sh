@@ -3,12 +3,17 @@
 # newest that runs on Node 20), driven headless by playwright-core and Debian's Chromium.
 # What it checks and the screenshots it keeps: docs/vscode-e2e.md.
 #
-# Usage: clients/vscode/test/e2e.sh [install|run|all]      (default: all)
-#   install  apt packages (when missing; needs root), code-server, playwright-core. Idempotent and cached.
-#   run      build the .vsix when missing or older than its sources, then run the test once.
+# Usage: clients/vscode/test/e2e.sh [install|run|run-bundled|all]      (default: all)
+#   install      apt packages (when missing; needs root), code-server, playwright-core. Idempotent and cached.
+#   run          build the .vsix when missing or older than its sources, then run the test once
+#                (driver.mjs; the server is AGENT_LS_PYTHON's agent-ls, set as agentLs.pythonPath).
+#   run-bundled  the platform .vsix (agent-ls-linux-x64.vsix) alone: no agentLs.pythonPath, and the
+#                python3 first on code-server's PATH is a fresh venv without agent-ls, so the server
+#                runs from the .vsix's bundle; driver_bundled.mjs completes the first task.
 #
 # Environment:
 #   AGENT_LS_PYTHON        the Python that runs `-m agent_ls serve` and the scripted model server
+#                          (run-bundled: the model server only; the extension never sees it)
 #                          (default: <repo>/.venv/bin/python when it exists, else python3 on PATH)
 #   AGENT_LS_E2E_CACHE     where code-server is installed (default ~/.cache/agent-ls-e2e)
 #   AGENT_LS_E2E_SHOTS     where screenshots go (default clients/vscode/test/e2e/screenshots, kept in git)
@@ -32,6 +37,8 @@ RG_CACHE_NAME=vscode-ripgrep-cache-1.15.11
 RG_TARBALL=ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz
 APT_PACKAGES=(chromium libkrb5-dev pkg-config make g++ python3)
 MODE=${1:-all}
+BUNDLED=0; [[ "$MODE" == run-bundled ]] && BUNDLED=1
+TARGET=linux-x64
 
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -160,14 +167,17 @@ wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
   done
 }
 
-VSIX=${AGENT_LS_E2E_VSIX:-$EXT/agent-ls.vsix}
+if ((BUNDLED)); then BUILT="$EXT/agent-ls-$TARGET.vsix"; else BUILT="$EXT/agent-ls.vsix"; fi
+VSIX=${AGENT_LS_E2E_VSIX:-$BUILT}
 build_vsix() {
-  local vsix="$EXT/agent-ls.vsix"
+  local vsix="$BUILT" sources=("$EXT/src" "$EXT/package.json" "$EXT/bundled/tool")
+  # The platform .vsix also carries the server and its dependencies.
+  ((BUNDLED)) && sources+=("$REPO/server/agent_ls" "$REPO/pyproject.toml" "$EXT/bundle_python.py")
   if [[ -n "${AGENT_LS_E2E_VSIX:-}" ]]; then
     [[ -f "$VSIX" ]] || die "AGENT_LS_E2E_VSIX=$VSIX does not exist"
     return 0
   fi
-  if [[ -f "$vsix" ]] && [[ -z $(find "$EXT/src" "$EXT/package.json" -newer "$vsix" -print -quit 2>/dev/null) ]]; then
+  if [[ -f "$vsix" ]] && [[ -z $(find "${sources[@]}" -type f -newer "$vsix" -not -name '*.pyc' -print -quit 2>/dev/null) ]]; then
     return 0
   fi
   [[ -x "$EXT/build.sh" ]] || die "no $vsix and no executable $EXT/build.sh to build it"
@@ -196,6 +206,16 @@ do_run() {
   # and "Agent: Show Loaded Instructions" lists it. driver.mjs checks for the rule's text.
   printf '# Sample project\n\n- e2e rule: keep the helpers free of dependencies.\n' >"$ws/AGENTS.md"
 
+  # run-bundled: the workspace's Python is a fresh venv, first on code-server's PATH, without agent-ls.
+  local code_path=$PATH
+  if ((BUNDLED)); then
+    local base_python; base_python=$(command -v python3) || die "no python3 on PATH for the workspace venv"
+    "$base_python" -m venv "$RUN_DIR/venv" || die "$base_python -m venv failed"
+    "$RUN_DIR/venv/bin/python3" -c 'import agent_ls' 2>/dev/null && die "the fresh venv can import agent_ls"
+    code_path="$RUN_DIR/venv/bin:$PATH"
+    log "workspace Python: $RUN_DIR/venv/bin/python3 ($("$RUN_DIR/venv/bin/python3" --version)), no agent-ls"
+  fi
+
   # The scripted model: an OpenAI-compatible server on a free port (written to model.port).
   setsid "$PYTHON" "$E2E/model_server.py" --port-file "$RUN_DIR/model.port" \
     --requests "$RUN_DIR/requests.json" </dev/null >"$logs/model-server.log" 2>&1 &
@@ -204,10 +224,11 @@ do_run() {
   local model_port; model_port=$(cat "$RUN_DIR/model.port")
 
   # User settings (machine-scoped agentLs.* cannot come from the workspace).
-  MODEL_PORT=$model_port PYTHON_PATH=$PYTHON "$PYTHON" - "$user/User/settings.json" <<'PY'
+  local python_path=$PYTHON; ((BUNDLED)) && python_path=""
+  MODEL_PORT=$model_port PYTHON_PATH=$python_path "$PYTHON" - "$user/User/settings.json" <<'PY'
 import json, os, sys
 settings = {
-    "agentLs.pythonPath": os.environ["PYTHON_PATH"],
+    **({"agentLs.pythonPath": os.environ["PYTHON_PATH"]} if os.environ["PYTHON_PATH"] else {}),
     "agentLs.model": "ollama/e2e-scripted",
     "agentLs.baseUrl": f"http://127.0.0.1:{os.environ['MODEL_PORT']}/v1",
     "files.autoSave": "off",
@@ -242,7 +263,8 @@ PY
 
   local cs_port; cs_port=$(free_port)
   # The server's sessions go to the run's own folder (XDG_STATE_HOME), never the user's state dir.
-  XDG_CONFIG_HOME="$RUN_DIR/config" XDG_DATA_HOME="$RUN_DIR/data" XDG_STATE_HOME="$RUN_DIR/state" \
+  env -u AGENT_LS_PYTHON PATH="$code_path" \
+    XDG_CONFIG_HOME="$RUN_DIR/config" XDG_DATA_HOME="$RUN_DIR/data" XDG_STATE_HOME="$RUN_DIR/state" \
     setsid "$CODE_SERVER" --auth none --bind-addr "127.0.0.1:$cs_port" \
     --user-data-dir "$user" --extensions-dir "$exts" \
     --disable-telemetry --disable-update-check --disable-workspace-trust \
@@ -253,16 +275,26 @@ PY
   log "code-server ready on port $cs_port in $(since "$t0") s since the run started"
 
   local t_drive; t_drive=$(now)
-  local shots=${AGENT_LS_E2E_SHOTS:-$E2E/screenshots}
+  local shots=${AGENT_LS_E2E_SHOTS:-$E2E/screenshots} driver=driver.mjs
+  ((BUNDLED)) && { shots=${AGENT_LS_E2E_SHOTS:-$E2E/screenshots/bundled}; driver=driver_bundled.mjs; }
   E2E_URL="http://127.0.0.1:$cs_port/" E2E_WORKSPACE="$ws" E2E_REQUESTS="$RUN_DIR/requests.json" \
     E2E_SHOTS="$shots" E2E_LOGS="$RUN_DIR/data/logs" \
-    timeout -k 5 300 node "$E2E/driver.mjs" </dev/null || die "driver failed (screenshots so far: $shots)"
+    timeout -k 5 300 node "$E2E/$driver" </dev/null || die "$driver failed (screenshots so far: $shots)"
+  if ((BUNDLED)); then  # the server the extension started: python3 (the venv's) running the .vsix's launcher
+    local started="Starting the server: python3 $exts/agent-ls.agent-ls-"
+    local line; line=$(grep -rhF -- "$started" "$user/logs" | head -1)
+    [[ "$line" == *"/bundled/tool/launch_server.py serve (interpreter from the default"* ]] \
+      || die "the server was not started by python3 through the .vsix's launcher: ${line:-no \"$started…\" in the log}"
+    grep -q "\"target\": \"$TARGET\"" "$exts"/agent-ls.agent-ls-*/bundled/libs/manifest.json \
+      || die "the installed extension has no $TARGET bundle (bundled/libs/manifest.json)"
+    log "server: ${line#*Starting the server: }"
+  fi
   log "driver passed in $(since "$t_drive") s; run total $(since "$t0") s; screenshots: $shots"
 }
 
 case "$MODE" in
   install) do_install ;;
-  run) do_run ;;
+  run|run-bundled) do_run ;;
   all) do_install; do_run ;;
   *) die "usage: $0 [install|run|all]" ;;
 esac
