@@ -71,6 +71,10 @@ def test_a_chat_completions_run_loads_none_of_the_deferred_modules(tmp_path: Pat
     assert loaded == []
 
 
+def test_importing_the_run_front_end_leaves_what_reads_a_reply_for_the_reply() -> None:
+    assert _loaded("import agent_ls.headless", ("agent_ls.models.repair", "agent_ls.models.harmony")) == []
+
+
 def test_importing_the_language_server_loads_no_other_wire_api_nor_httpx_cli() -> None:
     deferred = tuple(m for m in NOT_FOR_A_CHAT_RUN if m not in ("pygls", "lsprotocol"))
 

@@ -47,7 +47,6 @@ from agent_ls.core.untrusted_json import loads_bounded, utf8
 from agent_ls.models.base import HttpModelClient, StreamReader, estimate_usage
 from agent_ls.models.errors import Endpoint, in_band_error
 from agent_ls.models.partial_call import PartialCall
-from agent_ls.models.repair import finalize_reply
 
 log = logging.getLogger(__name__)
 
@@ -465,6 +464,10 @@ def _in_band_error(error: Any, endpoint: Endpoint) -> ModelError:
 def _assistant_message(
     text: str, reasoning: str, partials: Sequence[PartialCall], tools: Sequence[ToolSpec]
 ) -> AssistantMessage:
+    # Imported at the first reply: the repairs of text-written calls (harmony, markup) are not needed to
+    # send the first request (start-up time).
+    from agent_ls.models.repair import finalize_reply
+
     reply = finalize_reply(text, partials, tools)
     found = "\n\n".join(part for part in (reasoning, reply.reasoning) if part)
     return AssistantMessage(text=reply.text, tool_calls=reply.calls, reasoning=found)
