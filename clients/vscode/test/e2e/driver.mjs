@@ -472,10 +472,11 @@ async function partialAccept(tab) {
   await shot('refactor-preview-partial');
   await preview.locator('.monaco-button', { hasText: 'Apply' }).first().click();
   await preview.waitFor({ state: 'hidden', timeout: STEP_TIMEOUT });
-  const said = toastWith('applied 1 of 2 changes').first();
+  const said = toasts().filter({ hasText: /Agent: (applied|not applied)/ }).first();
   await said.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
   const saidText = await said.innerText();
-  await check(saidText.includes('1 change kept'), `the apply message does not say a change was kept: ${saidText}`);
+  await check(saidText.includes('applied 1 of 2 changes in 1 file; 1 change kept'),
+    `the apply message does not say 1 of 2 changes landed and 1 was kept: ${saidText}`);
   // The editor has the ticked change only; the view still lists the file with the unticked one.
   await tab.click();
   const active = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
