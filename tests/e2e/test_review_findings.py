@@ -17,6 +17,7 @@ from lsprotocol import types as t
 from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import HOME_DIR, command, field, model_settings, run_ended, start, tool_messages
+from tests.e2e.test_agent_files_lint import BIG_AGENTS_MD, SMALL_AGENTS_MD
 from tests.e2e.test_code_actions import code_actions
 from tests.support.model_server import FakeModelServer
 
@@ -210,3 +211,37 @@ async def run_ended_after(
             if len(ended) >= count:
                 return ended[count - 1]
             await asyncio.sleep(0.02)
+
+
+async def test_review_findings_and_the_agent_file_lint_on_one_file_keep_each_other(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer
+) -> None:
+    """Both are publishDiagnostics on the same URI, which replaces everything shown there: each source's
+    set is kept apart and the file gets both, whichever changes."""
+    agents = workspace / "AGENTS.md"
+    agents.write_text(BIG_AGENTS_MD, encoding="utf-8")  # truncated: the lint warns on it
+    model_server.steps.extend(
+        [
+            review_call("c1", [finding("AGENTS.md", 2, "warning", "a rule nobody can check")]),
+            {"content": "ok"},
+        ]
+    )
+    await start(client, workspace, model_settings(model_server))
+    (lint,) = await published(client, agents, lambda found: len(found) == 1)
+    assert lint.source == "agent-ls" and lint.message.startswith("truncated:")
+
+    await review(client, workspace, "AGENTS.md")
+    both = await published(client, agents, lambda found: len(found) == 2)
+    assert [(d.source, d.range.start.line) for d in both] == [
+        ("agent-ls", lint.range.start.line),
+        ("agent-ls review", 1),
+    ]
+
+    agents.write_text(SMALL_AGENTS_MD, encoding="utf-8")  # the lint is fixed and saved: the review stays
+    client.text_document_did_save(
+        t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=agents.as_uri()))
+    )
+    kept = await published(
+        client, agents, lambda found: len(found) == 1 and found[0].source == "agent-ls review"
+    )
+    assert [d.message for d in kept] == ["a rule nobody can check"]
