@@ -80,7 +80,6 @@ from agent_ls.policy.rules import (
 )
 from agent_ls.policy.shell_commands import ParsedShell, Redirect, SimpleCommand
 from agent_ls.policy.user_rules import USER_SOURCE, ShellMode
-from agent_ls.policy.wrapped_rules import wrapped_judgements
 from agent_ls.workspace.paths import PathPolicy
 
 SESSION_RULE = "session: allowed by the user"
@@ -170,7 +169,8 @@ class PermissionPolicy:
 
     def check_command(self, command: str) -> Decision:
         """Judge a shell command (module docstring); never raises."""
-        from agent_ls.policy.shell_parse import parse_shell  # the first command pays for it (start-up time)
+        # The shell parser and the wrapper grammar are loaded by the first command (start-up time).
+        from agent_ls.policy.shell_parse import parse_shell
 
         parsed = parse_shell(command)
         cwd = Cwd(self.paths.root)
@@ -201,6 +201,8 @@ class PermissionPolicy:
             found.append(Judgement("ask", NOT_STATIC_RULE, reason))
         if simple.risky:
             found.append(Judgement("ask", RISKY_RULE, f"{simple.text!r}: {simple.risky}"))
+        from agent_ls.policy.wrapped_rules import wrapped_judgements  # loaded by the first command
+
         found.extend(wrapped_judgements(simple, self.rules))
         if simple.undecoded:
             unknown = simple.argv[simple.undecoded[0]]
