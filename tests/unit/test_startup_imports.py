@@ -31,6 +31,8 @@ NOT_FOR_A_CHAT_RUN = (
     "strictyaml",
     "tomlkit",  # writing an "always" rule
     "charset_normalizer",  # a file that is not UTF-8
+    "agent_ls.policy.shell_parse",  # the first shell command
+    "agent_ls.policy.wrapped_rules",
 )
 """What a whole ``agent-ls run`` on Chat Completions that calls no tool must not load."""
 
