@@ -48,7 +48,8 @@ export function pageHtml(resources: PageResources): string {
 <button type="button" class="action" data-action="newSession" title="Start a new session" aria-label="New session"><span class="codicon codicon-add" aria-hidden="true"></span><span>New session</span></button>
 <button type="button" class="action" data-action="pickSession" title="Resume a stored session" aria-label="Resume a session"><span class="codicon codicon-history" aria-hidden="true"></span><span>Sessions…</span></button>
 </div>
-<main id="conversation" aria-live="polite"></main>
+<main id="conversation" aria-label="Conversation"></main>
+<div id="announce" class="visually-hidden" role="status" aria-live="polite"></div>
 <form id="composer" class="composer">
 <label for="task" class="visually-hidden">Task or follow-up</label>
 <textarea id="task" rows="3" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)"></textarea>

@@ -23,6 +23,8 @@ const markdown = markdownRenderer(DOMPurify(window));
 const conversation = document.getElementById('conversation') as HTMLElement;
 const composer = document.getElementById('composer') as HTMLFormElement;
 const input = document.getElementById('task') as HTMLTextAreaElement;
+const announce = document.getElementById('announce') as HTMLElement;
+let announced = '';
 
 function render(message: Extract<ToWebview, { type: 'state' }>): void {
   const open = new Set([...conversation.querySelectorAll('details[open]')].map((node) => node.getAttribute('data-key')));
@@ -40,6 +42,14 @@ function render(message: Extract<ToWebview, { type: 'state' }>): void {
   }
   if (atBottom) {
     scroller.scrollTop = scroller.scrollHeight;
+  }
+  // Screen readers hear a run start and end, not every streamed word (the conversation is re-rendered).
+  const runs = message.state.runs;
+  const last = runs[runs.length - 1];
+  const status = last ? `Run ${runs.length}: ${last.status === 'running' ? 'working' : last.status}` : '';
+  if (status !== announced) {
+    announced = status;
+    announce.textContent = status;
   }
 }
 
