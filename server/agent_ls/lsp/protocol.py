@@ -77,7 +77,10 @@ APPROVAL_ANSWERS: dict[str, ApprovalAnswer] = {a: a for a in ("once", "session",
 
 
 class _Wire(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    # Each model is built at its first use, not at import: initialize needs none (start-up time).
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
+    )
 
     def wire(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")
@@ -86,7 +89,9 @@ class _Wire(BaseModel):
 class _Lenient(_Wire):
     """Params from clients: unknown fields are ignored so newer clients keep working."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
 
 
 class WirePosition(_Lenient):
