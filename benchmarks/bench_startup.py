@@ -12,9 +12,11 @@ Measures (issue 16, "Fast to start"), each the median of ``--repeat`` fresh proc
 - ``serve``: from the exec of ``python -m agent_ls serve`` to the ``initialize`` response read from its
   stdout (the request is written to its stdin right after the spawn, framed as LSP 3.17 base protocol
   says: ``Content-Length`` header, blank line, JSON). Budget 0.25 s.
-- baselines measured in the same run, interleaved with the above: ``python -c pass`` and
-  ``python -c "import asyncio, httpx"`` (the floor any Python agent talking HTTP pays); each figure is
-  also given as a ratio to them, since the machines here are noisy.
+- baselines measured in the same run, interleaved with the above: ``python -c pass``,
+  ``python -c "import asyncio, httpx"`` (the floor any Python agent talking HTTP pays) and
+  ``python -c "import asyncio, pygls.lsp.server"`` (the floor of a pygls server); each figure is also
+  given as a ratio to them, since the machines here are noisy. With ``--before DIR``, the same two
+  figures of an earlier commit's code (``DIR/server`` first on the import path), interleaved too.
 - the import time per module, the top 25 by cumulative time from ``python -X importtime`` of one
   ``run`` and one ``serve`` (microseconds as CPython prints them; the process's whole life, so what is
   imported after the first request shows too, listed with ``after_first_request``).
@@ -64,11 +66,11 @@ def _run_argv(root: Path, *flags: str) -> list[str]:
             "--workspace", str(root)]  # fmt: skip
 
 
-def _run_once(root: Path, *flags: str, key: bool = True) -> tuple[float, str]:
+def _run_once(root: Path, *flags: str, key: bool = True, tree: Path | None = None) -> tuple[float, str]:
     """Seconds from spawn to the first model request, and the process's stderr. With ``key``, an API key
     is in the environment, as for most users: ``key_handoff`` then re-executes the process once."""
     with FakeModelServer([{"content": "It prints hello."}]) as server:
-        env = {**ENV, "AGENT_LS_BASE_URL": server.base_url}
+        env = {**_env(tree), "AGENT_LS_BASE_URL": server.base_url}
         if key:
             env["AGENT_LS_API_KEY"] = "sk-bench-not-a-real-key"
         started = time.monotonic()
@@ -78,12 +80,18 @@ def _run_once(root: Path, *flags: str, key: bool = True) -> tuple[float, str]:
         return server.request_times[0] - started, done.stderr.decode()
 
 
+def _env(tree: Path | None) -> dict[str, str]:
+    """The environment of a measured process; with ``tree``, its ``server`` folder comes first on the
+    import path (an earlier commit's code, to compare with in the same run)."""
+    return {**ENV, "PYTHONPATH": str(tree / "server")} if tree is not None else ENV
+
+
 def _frame(message: dict[str, Any]) -> bytes:
     body = json.dumps(message).encode()
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
-def _serve_once(root: Path, *flags: str) -> tuple[float, str]:
+def _serve_once(root: Path, *flags: str, tree: Path | None = None) -> tuple[float, str]:
     """Seconds from spawn to the ``initialize`` response on stdout, and the process's stderr."""
     initialize = {
         "jsonrpc": "2.0",
@@ -94,7 +102,7 @@ def _serve_once(root: Path, *flags: str) -> tuple[float, str]:
     started = time.monotonic()
     process = subprocess.Popen(
         [sys.executable, *flags, "-m", "agent_ls", "serve"],
-        env=ENV,
+        env=_env(tree),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -147,19 +155,35 @@ def _total_import_us(stderr: str) -> int:
     return sum(int(m[2]) for m in map(_IMPORT_LINE.match, stderr.splitlines()) if m and len(m[3]) == 1)
 
 
-def measure(tmp: Path, repeat: int) -> dict[str, Any]:
+def measure(tmp: Path, repeat: int, before: Path | None = None) -> dict[str, Any]:
     root = _project(tmp / "project")
     runs, keyless, serves, passes, floors = [], [], [], [], []
+    runs_before, serves_before, pygls = [], [], []
     for _ in range(repeat):  # interleaved, so a burst of load on the machine hits every figure alike
         runs.append(_run_once(root)[0])
         keyless.append(_run_once(root, key=False)[0])
         serves.append(_serve_once(root)[0])
+        pygls.append(_python("import asyncio, pygls.lsp.server"))
+        if before is not None:
+            runs_before.append(_run_once(root, tree=before)[0])
+            serves_before.append(_serve_once(root, tree=before)[0])
         passes.append(_python("pass"))
         floors.append(_python("import asyncio, httpx"))
     run, serve = statistics.median(runs), statistics.median(serves)
     python_pass, floor = statistics.median(passes), statistics.median(floors)
     _, run_imports = _run_once(root, "-X", "importtime")
     _, serve_imports = _serve_once(root, "-X", "importtime")
+    compared = {}
+    if before is not None:
+        run_before, serve_before = statistics.median(runs_before), statistics.median(serves_before)
+        compared = {
+            "before_tree": str(before),
+            "run_first_request_before_s": round(run_before, 3),
+            "serve_initialize_before_s": round(serve_before, 3),
+            "run_ratio_to_before": round(run / run_before, 2),
+            "serve_ratio_to_before": round(serve / serve_before, 2),
+        }
+    pygls_floor = statistics.median(pygls)
     return {
         "run_first_request_s": round(run, 3),
         "run_budget_s": RUN_BUDGET_S,
@@ -174,6 +198,9 @@ def measure(tmp: Path, repeat: int) -> dict[str, Any]:
         "run_ratio_to_asyncio_httpx": round(run / floor, 2),
         "serve_ratio_to_pass": round(serve / python_pass, 1),
         "serve_ratio_to_asyncio_httpx": round(serve / floor, 2),
+        "python_import_asyncio_pygls_server_s": round(pygls_floor, 3),
+        "serve_ratio_to_asyncio_pygls_server": round(serve / pygls_floor, 2),
+        **compared,
         "run_min_max_s": [round(min(runs), 3), round(max(runs), 3)],
         "serve_min_max_s": [round(min(serves), 3), round(max(serves), 3)],
         "run_imports_total_us": _total_import_us(run_imports),
@@ -187,9 +214,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--no-imports", action="store_true", help="leave out the per-module import lists")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="a tree holding an earlier commit's server/ (git archive COMMIT server | tar -x -C DIR), "
+        "measured interleaved with this one",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
-        results = measure(Path(name), args.repeat)
+        results = measure(Path(name), args.repeat, args.before)
     if args.no_imports:
         results = {k: v for k, v in results.items() if not k.endswith("_top_imports")}
     print(json.dumps(results, indent=2))
