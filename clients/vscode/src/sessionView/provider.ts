@@ -119,10 +119,12 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
       }
       return;
     }
-    const editor = vscode.window.activeTextEditor;
+    // The first time the view is opened there is no way to open it without focusing it: give the
+    // keyboard back to the editor group, as the palette left it.
+    const hadEditor = vscode.window.activeTextEditor !== undefined;
     await vscode.commands.executeCommand(`${SESSION_VIEW_ID}.focus`);
-    if (editor) {
-      await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
+    if (hadEditor) {
+      await vscode.commands.executeCommand('workbench.action.focusActiveEditorGroup');
     }
   }
 
