@@ -218,9 +218,10 @@ def assemble_session(
 
 def start_when_idle(start: Callable[[], None]) -> None:
     """Call ``start`` (a background job: the secret index's walk) when this thread's event loop first
-    has nothing to run, that is once the run waits on the model, so that its thread does not compete
-    for the GIL with the building of the first request (issue 16: a 34,000-entry workspace's walk
-    delayed ``agent-ls run``'s first request by about 110 ms). At once when no loop runs here (the
+    has nothing to run, that is once the run first waits (on the sandbox probe, then on the model), so
+    that its thread does not compete for the GIL with the building of the first request (issue 16: a
+    34,000-entry workspace's walk delayed ``agent-ls run``'s first request by about 100 ms, now about
+    30 ms; docs/benchmarks.md). At once when no loop runs here (the
     language server assembles sessions in a worker thread, with an index started when the workspace
     opened). The job still starts on demand if something needs it first (``SecretIndex.masks``)."""
     try:
