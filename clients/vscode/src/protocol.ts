@@ -18,6 +18,7 @@
  * | `agent.instructions`    | `InstructionsParams` | `InstructionsResult`    |
  * | `agent.context`         | `SessionParams`      | `ContextResult`         |
  * | `agent.listSessions`    | `ListSessionsParams` | `ListSessionsResult`    |
+ * | `agent.sessionHistory`  | `SessionHistoryParams` | `SessionHistoryResult` |
  * | `agent.compact`         | `CompactParams`      | `CompactResult`         |
  * | `agent.clearFindings`   | `ClearFindingsParams` | `ClearFindingsResult`  |
  * | `agent.status`          | `StatusParams`       | `StatusResult`          |
@@ -39,6 +40,7 @@ export const CMD_RUN_SKILL = 'agent.runSkill';
 export const CMD_INSTRUCTIONS = 'agent.instructions';
 export const CMD_CONTEXT = 'agent.context';
 export const CMD_LIST_SESSIONS = 'agent.listSessions';
+export const CMD_SESSION_HISTORY = 'agent.sessionHistory';
 export const CMD_COMPACT = 'agent.compact';
 export const CMD_CLEAR_FINDINGS = 'agent.clearFindings';
 export const CMD_STATUS = 'agent.status';
@@ -158,6 +160,44 @@ export interface SessionSummary {
 /** Each entry: a `SessionSummary`. */
 export interface ListSessionsResult {
   sessions: SessionSummary[];
+}
+
+/** `agent.sessionHistory`: a stored session of an open workspace folder (`agent.listSessions`). */
+export interface SessionHistoryParams {
+  sessionId: string;
+}
+
+/**
+ * Answer text (`kind` `text`) or a tool call (`kind` `tool`: its name, its arguments as the model sent
+ * them, the verdict, the rule that decided, the user's answer when asked, and the result); texts are
+ * clipped to 2,000 characters.
+ */
+export interface HistoryItemWire {
+  kind: 'text' | 'tool';
+  text: string | null;
+  toolName: string | null;
+  arguments: string | null;
+  verdict: 'allow' | 'ask' | 'deny' | null;
+  rule: string | null;
+  approval: 'once' | 'session' | 'always' | 'deny' | null;
+  result: string | null;
+  isError: boolean;
+}
+
+/** One run: status `interrupted` for a run that never ended; `usage` null before its end. */
+export interface HistoryRunWire {
+  task: string;
+  items: HistoryItemWire[];
+  status: string;
+  reason: string;
+  usage: UsageSummary | null;
+}
+
+/** `agent.sessionHistory`: the session's runs, oldest first (`sessions.history`), and its todos. */
+export interface SessionHistoryResult {
+  sessionId: string;
+  runs: HistoryRunWire[];
+  todos: TodoWire[];
 }
 
 /** `uri`: the file whose folders' `.agents/skills` count; left out, the workspace root. */

@@ -16,6 +16,7 @@ messages, never rename them.
 | ``agent.listSkills`` | ``ListSkillsParams`` | ``ListSkillsResult`` |
 | ``agent.instructions`` | ``InstructionsParams`` | ``InstructionsResult`` |
 | ``agent.listSessions`` | ``ListSessionsParams`` | ``ListSessionsResult`` |
+| ``agent.sessionHistory`` | ``SessionHistoryParams`` | ``SessionHistoryResult`` |
 | ``agent.clearFindings`` | ``ClearFindingsParams`` | ``ClearFindingsResult`` |
 | ``agent.status`` | ``StatusParams`` | ``StatusResult`` |
 
@@ -45,6 +46,7 @@ CMD_RUN_SKILL = "agent.runSkill"
 CMD_INSTRUCTIONS = "agent.instructions"
 CMD_CONTEXT = "agent.context"
 CMD_LIST_SESSIONS = "agent.listSessions"
+CMD_SESSION_HISTORY = "agent.sessionHistory"
 CMD_COMPACT = "agent.compact"
 CMD_CLEAR_FINDINGS = "agent.clearFindings"
 CMD_STATUS = "agent.status"
@@ -154,6 +156,47 @@ class ListSessionsResult(_Wire):
     model, usage}`` (``sessions.saved.SavedSession.summary``)."""
 
     sessions: list[dict[str, Any]]
+
+
+class SessionHistoryParams(_Lenient):
+    """``agent.sessionHistory``: a stored session of an open workspace folder (``agent.listSessions``)."""
+
+    session_id: str = Field(min_length=1)
+
+
+class HistoryItemWire(_Wire):
+    """Answer text (``kind`` ``text``) or a tool call (``kind`` ``tool``: its name, its arguments as the model
+    sent them, the verdict, the rule that decided, the user's answer when asked, and the result; texts
+    clipped to 2,000 characters)."""
+
+    kind: Literal["text", "tool"]
+    text: str | None = None
+    tool_name: str | None = None
+    arguments: str | None = None
+    verdict: Literal["allow", "ask", "deny"] | None = None
+    rule: str | None = None
+    approval: Literal["once", "session", "always", "deny"] | None = None
+    result: str | None = None
+    is_error: bool = False
+
+
+class HistoryRunWire(_Wire):
+    """One run: the task, the answer and tool calls in order, the status (``interrupted`` for a run that
+    never ended), why it stopped, and its usage (null before its end)."""
+
+    task: str
+    items: list[HistoryItemWire]
+    status: str
+    reason: str
+    usage: UsageSummary | None = None
+
+
+class SessionHistoryResult(_Wire):
+    """``agent.sessionHistory``: the session's runs, oldest first (``sessions.history``), and its todos."""
+
+    session_id: str
+    runs: list[HistoryRunWire]
+    todos: list[TodoWire]
 
 
 class ListSkillsParams(_Lenient):

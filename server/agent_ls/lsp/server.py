@@ -55,6 +55,7 @@ def build_server() -> AgentLanguageServer:
         (protocol.CMD_INSTRUCTIONS, commands.instructions),
         (protocol.CMD_CONTEXT, context.context),
         (protocol.CMD_LIST_SESSIONS, sessions.list_sessions),
+        (protocol.CMD_SESSION_HISTORY, sessions.session_history),
         (protocol.CMD_COMPACT, compaction.compact),
         (protocol.CMD_CLEAR_FINDINGS, findings.clear_findings),
         (protocol.CMD_STATUS, status.status),

@@ -1,6 +1,6 @@
-"""Sessions across runs and processes: ``agent.listSessions``, and the stored session behind a
-``sessionId`` that ``agent.run``, ``agent.proposal``, ``agent.applyProposal`` and
-``agent.discardProposal`` were given (docs/sessions.md).
+"""Sessions across runs and processes: ``agent.listSessions``, ``agent.sessionHistory`` (a stored
+session's runs), and the stored session behind a ``sessionId`` that ``agent.run``, ``agent.proposal``,
+``agent.applyProposal`` and ``agent.discardProposal`` were given (docs/sessions.md).
 
 A session id this server does not hold is looked for in the session store, in the folder of each open
 workspace folder; found, the session is assembled anew for its workspace and the stored history,
@@ -22,9 +22,11 @@ from pygls.uris import to_fs_path
 
 from agent_ls.lsp import protocol as p
 from agent_ls.lsp.command_args import parse_params
+from agent_ls.lsp.render import usage_summary
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
 from agent_ls.runtime import Session
 from agent_ls.sessions.continuation import summaries
+from agent_ls.sessions.history import HistoryItem, HistoryRun, history
 from agent_ls.sessions.outputs import SessionOutputs
 from agent_ls.sessions.resume import Restored, restore
 from agent_ls.sessions.saved import SavedSession, replay
@@ -143,3 +145,60 @@ async def list_sessions(ls: AgentLanguageServer, *arguments: Any) -> dict[str, A
     running = {sid for sid, entry in ls.state.sessions.items() if is_running(entry)}
     sessions = await asyncio.to_thread(_summaries, ls.state.store, roots, params.uri, running)
     return p.ListSessionsResult(sessions=sessions).wire()
+
+
+def _history(
+    store: SessionStore, roots: list[Path], session_id: str
+) -> tuple[list[HistoryRun], SavedSession]:
+    """The runs and the replayed session of ``session_id``, from its file. Blocking.
+
+    Raises:
+        SessionNotFound, SessionFormatError: as ``SessionStore.read``.
+    """
+    check_id(session_id)
+    for root in roots:
+        if store.path(root, session_id).is_file():
+            stored = store.read(root, session_id)
+            return history(stored.records), replay(stored)
+    raise SessionNotFound(f"no session {session_id} is stored for the open workspace folders")
+
+
+def _item_wire(item: HistoryItem) -> p.HistoryItemWire:
+    if item.kind == "text":
+        return p.HistoryItemWire(kind="text", text=item.text)
+    verdict = item.verdict if item.verdict in ("allow", "ask", "deny") else None
+    return p.HistoryItemWire(
+        kind="tool",
+        tool_name=item.tool_name,
+        arguments=item.arguments,
+        verdict=verdict,  # type: ignore[arg-type]  # narrowed to the Literal by the check above
+        rule=item.rule,
+        approval=p.APPROVAL_ANSWERS.get(item.approval or ""),
+        result=item.result,
+        is_error=item.is_error,
+    )
+
+
+async def session_history(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
+    """``agent.sessionHistory {sessionId}``: the stored session's runs, oldest first, and its todo list
+    (``SessionHistoryResult``), so an editor resuming it shows what was said. InvalidParams when no open
+    folder stores it."""
+    params = parse_params(p.SessionHistoryParams, arguments)
+    try:
+        runs, saved = await asyncio.to_thread(
+            _history, ls.state.store, list(ls.state.roots), params.session_id
+        )
+    except (SessionNotFound, SessionFormatError) as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+    wire_runs = [
+        p.HistoryRunWire(
+            task=run.task,
+            items=[_item_wire(item) for item in run.items],
+            status=run.status,
+            reason=run.reason,
+            usage=usage_summary(run.usage) if run.usage is not None else None,
+        )
+        for run in runs
+    ]
+    todos = [p.TodoWire(content=t.content, status=t.status, active_form=t.active_form) for t in saved.todos]
+    return p.SessionHistoryResult(session_id=params.session_id, runs=wire_runs, todos=todos).wire()

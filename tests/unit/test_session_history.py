@@ -1,0 +1,105 @@
+"""sessions.history: a stored session's runs, as agent.sessionHistory sends them to an editor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_ls.core.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
+from agent_ls.sessions.history import TEXT_CHARS, HistoryItem, HistoryRun, history
+from agent_ls.sessions.records import message_json
+
+
+def message(m: Any) -> dict[str, Any]:
+    return {"kind": "message", "message": message_json(m)}
+
+
+USAGE = {"inputTokens": 900, "outputTokens": 100, "cachedInputTokens": 0, "estimated": False, "costUsd": None}
+
+
+def test_runs_hold_the_task_the_text_and_tool_calls_with_verdicts_and_results_in_order() -> None:
+    records: list[dict[str, Any]] = [
+        {"kind": "approval", "key": "before any run"},
+        {"kind": "run_start", "run": 1, "task": "Fix mean()", "model": "m"},
+        message(UserMessage("Fix mean()\n\n<editor context>")),
+        message(AssistantMessage("Let me read it.", (ToolCall("c1", "read_file", '{"path": "stats.py"}'),))),
+        {
+            "kind": "verdict",
+            "callId": "c1",
+            "name": "read_file",
+            "verdict": "allow",
+            "rule": "read: **",
+            "approval": None,
+        },
+        message(ToolResultMessage("c1", "read_file", "1: def mean(values):")),
+        message(AssistantMessage("", (ToolCall("c2", "bash", '{"command": "rm -rf /"}'),))),
+        {
+            "kind": "verdict",
+            "callId": "c2",
+            "name": "bash",
+            "verdict": "ask",
+            "rule": None,
+            "approval": "deny",
+        },
+        message(ToolResultMessage("c2", "bash", "denied by user", is_error=True)),
+        {"kind": "compaction", "messages": [], "userTexts": []},
+        message(AssistantMessage("Fixed mean().")),
+        {
+            "kind": "run_end",
+            "run": 1,
+            "status": "done",
+            "reason": "the model answered",
+            "answer": "Fixed mean().",
+            "usage": USAGE,
+        },
+        {"kind": "run_start", "run": 2, "task": "And a test?", "model": "m"},
+    ]
+    assert history(records) == [
+        HistoryRun(
+            task="Fix mean()",
+            items=[
+                HistoryItem(kind="text", text="Let me read it."),
+                HistoryItem(
+                    kind="tool",
+                    call_id="c1",
+                    tool_name="read_file",
+                    arguments='{"path": "stats.py"}',
+                    verdict="allow",
+                    rule="read: **",
+                    result="1: def mean(values):",
+                ),
+                HistoryItem(
+                    kind="tool",
+                    call_id="c2",
+                    tool_name="bash",
+                    arguments='{"command": "rm -rf /"}',
+                    verdict="ask",
+                    approval="deny",
+                    result="denied by user",
+                    is_error=True,
+                ),
+                HistoryItem(kind="text", text="Fixed mean()."),
+            ],
+            status="done",
+            reason="the model answered",
+            usage=Usage(input_tokens=900, output_tokens=100),
+        ),
+        HistoryRun(task="And a test?"),
+    ]
+
+
+def test_an_answer_never_streamed_as_a_message_comes_from_run_end_and_long_texts_are_clipped() -> None:
+    long = "x" * (TEXT_CHARS + 50)
+    records: list[dict[str, Any]] = [
+        {"kind": "run_start", "task": "t"},
+        message(AssistantMessage("", (ToolCall("c1", "grep", long),))),
+        message(ToolResultMessage("c1", "grep", long)),
+        {"kind": "verdict", "callId": "c1"},  # malformed: skipped
+        {"kind": "run_end", "status": "stopped", "reason": "max turns", "answer": "Partial."},
+    ]
+    [run] = history(records)
+    tool, text = run.items
+    assert len(tool.arguments) == TEXT_CHARS and tool.arguments.endswith("…")
+    assert tool.result is not None and len(tool.result) == TEXT_CHARS
+    assert tool.verdict is None
+    assert text == HistoryItem(kind="text", text="Partial.")
+    assert (run.status, run.reason) == ("stopped", "max turns")
