@@ -115,6 +115,9 @@ def prepare_client(lsp_client: LanguageClient) -> None:
         "todos": [],
         "apply": True,
         "untick": None,
+        # Seconds after answering workspace/applyEdit that didChange is sent (VS Code sometimes answers
+        # first); 0: before answering.
+        "did_change_after_s": 0.0,
     }
     lsp_client.agent = state  # type: ignore[attr-defined]
     lsp_client.files = EditorFiles()  # type: ignore[attr-defined]
@@ -143,16 +146,21 @@ def prepare_client(lsp_client: LanguageClient) -> None:
                     change["edits"] = state["untick"](change)
         before = dict(lsp_client.files.buffers)
         outcome = lsp_client.files.apply(edit)
-        for uri, document in lsp_client.files.buffers.items():
-            if uri in before and document != before[uri]:
-                lsp_client.text_document_did_change(
-                    t.DidChangeTextDocumentParams(
-                        text_document=t.VersionedTextDocumentIdentifier(
-                            uri=uri, version=document.version or 0
-                        ),
-                        content_changes=[t.TextDocumentContentChangeWholeDocument(text=document.text)],
-                    )
-                )
+        changed = [
+            t.DidChangeTextDocumentParams(
+                text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=document.version or 0),
+                content_changes=[t.TextDocumentContentChangeWholeDocument(text=document.text)],
+            )
+            for uri, document in lsp_client.files.buffers.items()
+            if uri in before and document != before[uri]
+        ]
+        if state["did_change_after_s"]:
+            loop = asyncio.get_running_loop()
+            for params in changed:
+                loop.call_later(state["did_change_after_s"], lsp_client.text_document_did_change, params)
+        else:
+            for params in changed:
+                lsp_client.text_document_did_change(params)
         return t.ApplyWorkspaceEditResult(applied=outcome.applied, failure_reason=outcome.failure_reason)
 
     @lsp_client.feature("agent/event")

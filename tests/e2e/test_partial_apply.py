@@ -238,3 +238,30 @@ async def test_apply_all_takes_the_file_asked_about_and_every_one_after_it(
         assert field(applied, "message") == "applied 2 of 2 changes in 2 files"
         assert (workspace / "TODO.md").read_text() == TODO and FIXED in (workspace / "stats.py").read_text()
         assert not (workspace / "NOTES.md").exists() and await _pending(client, session_id) == []
+
+
+async def test_a_did_change_that_comes_after_the_apply_answer_is_waited_for(
+    tmp_path: Path, workspace: Path, model_server: FakeModelServer
+) -> None:
+    """VS Code sometimes answers workspace/applyEdit before its didChange of the applied text arrives: the
+    reconcile waits for it instead of finding the old text and keeping every change pending."""
+    model_server.steps.extend([fix_step(), _edit(SPREAD_DOC, SPREAD_NEW), {"content": "ok"}])
+    stats = workspace / "stats.py"
+    text = stats.read_text()
+    async with _server(tmp_path / "state", workspace, model_server) as client:
+        uri = stats.as_uri()
+        client.text_document_did_open(
+            t.DidOpenTextDocumentParams(
+                t.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+            )
+        )
+        client.files.open(uri, text, 1)  # type: ignore[attr-defined]
+        session_id = await _run(client, "Fix mean, reword spread")
+        client.agent["untick"] = lambda change: [
+            e for e in change["edits"] if "The range" not in e["newText"]
+        ]  # type: ignore[attr-defined]
+        client.agent["did_change_after_s"] = 0.3  # type: ignore[attr-defined]
+        applied = await command(client, "agent.applyProposal", {"sessionId": session_id})
+        assert field(applied, "message") == "applied 1 of 2 changes in 1 file; 1 change kept"
+        (kept,) = await _pending(client, session_id)
+        assert field(kept, "originalText") == text.replace(BUGGY, FIXED)

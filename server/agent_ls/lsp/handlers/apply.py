@@ -43,6 +43,9 @@ from agent_ls.workspace.rebase import MergeConflict, disk_text_now, rebase_chang
 from agent_ls.workspace.reconcile import Reconciled, reconcile
 from agent_ls.workspace.text_edits import line_hunks
 
+DID_CHANGE_WAIT_S = 1.0
+"""How long an apply through a preview waits for the editor's didChange of the documents it edited."""
+
 
 def _refusal(reason: str) -> dict[str, Any]:
     return p.ApplyProposalResult(applied=False, failure_reason=reason).wire()
@@ -183,7 +186,33 @@ async def _apply(ls: AgentLanguageServer, params: p.ProposalFilesParams) -> dict
         )
         return _refusal(f"{reason}; the proposal is kept")
     # Annotations go only with documentChanges (lsp/convert.py): only then can a preview untick changes.
-    return await _reconciled(ls, entry, changes, preview=flags.change_annotations and flags.document_changes)
+    preview = flags.change_annotations and flags.document_changes
+    if preview:
+        sent = {change.path for change in changes}
+        versions = {path: b.version for path, b in buffers.items() if b is not None and path in sent}
+        await _buffers_changed(ls, session.root, versions)
+    return await _reconciled(ls, entry, changes, preview=preview)
+
+
+async def _buffers_changed(ls: AgentLanguageServer, root: Path, versions: dict[str, int]) -> None:
+    """Wait until each open document the edit went to (``versions``: workspace-relative path to the
+    version it had before) has a newer version, at most ``DID_CHANGE_WAIT_S`` seconds.
+
+    VS Code may answer ``workspace/applyEdit`` before its ``didChange`` for the applied text reaches the
+    server (observed in about one apply in three in the code-server e2e); reconciling then would find
+    the old text and keep every change pending. A document whose changes were all unticked keeps its
+    version: the wait then ends at the bound, and the reconcile finds that nothing of it landed.
+    """
+    editor = EditorBuffers(ls.workspace)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DID_CHANGE_WAIT_S
+    while loop.time() < deadline:
+        if all(
+            (buffer := editor.get(root / path)) is None or buffer.version != version
+            for path, version in versions.items()
+        ):
+            return
+        await asyncio.sleep(0.01)
 
 
 def _unanswered(answers: Answers, pending: list[FileChange]) -> str:
@@ -203,8 +232,9 @@ async def _reconciled(
 
     Only an edit that went with change annotations (``needsConfirmation``) may have been applied in part:
     the user can untick changes in the editor's preview. Each file is then reconciled with its document's
-    new text (``workspace.reconcile``): the open buffer, which the editor's didChange updated before it
-    answered, else the disk. Without annotations the editor applies all or nothing.
+    new text (``workspace.reconcile``): the open buffer, as the editor's didChange left it
+    (``_buffers_changed`` waited for it), else the disk. Without annotations the editor applies all or
+    nothing.
     """
     session = entry.session
     if preview:
