@@ -3,7 +3,8 @@
  * server reports it, with an input box for follow-ups, "New session" and a session picker.
  *
  * The extension keeps the state (`state.ts`), fed by the server's notifications and a few requests
- * (`agent.proposal` after a run or a change of the proposal, `agent.context` after a run); the
+ * (`agent.proposal` after a run or a change of the proposal, `agent.context` after a run,
+ * `agent.sessionHistory` when a stored session is resumed); the
  * webview renders it and forwards the user's actions (`messages.ts`), which become server commands:
  * `agent.run {task, sessionId}` (through `RunTracker.launch`, so the run gets its progress
  * notification and end notification as from the palette), `agent.applyProposal` /
@@ -27,12 +28,15 @@ import {
   CMD_LIST_SESSIONS,
   CMD_PROPOSAL,
   CMD_RUN,
+  CMD_SESSION_HISTORY,
   type ContextResult,
   type DiscardProposalResult,
   type ListSessionsResult,
   type ProposalFilesParams,
   type ProposalResult,
   type RunParams,
+  type SessionHistoryParams,
+  type SessionHistoryResult,
   type SessionSummary,
 } from '../protocol';
 import type { ProposalActions } from '../proposals';
@@ -260,7 +264,7 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
     }
     this.dispatch({ type: 'resumed', session: picked.session });
     this.post({ type: 'focusInput' });
-    await Promise.all([this.refreshProposal(), this.refreshContext()]);
+    await Promise.all([this.loadHistory(picked.session.sessionId), this.refreshProposal(), this.refreshContext()]);
   }
 
   private async action(action: 'review' | 'apply' | 'discard' | 'refreshContext' | 'cancel', uri: string | undefined): Promise<void> {
@@ -312,6 +316,19 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
   private async discardFiles(sessionId: string, files: string[]): Promise<void> {
     const params: ProposalFilesParams = { sessionId, files };
     await this.server.execute<DiscardProposalResult>(CMD_DISCARD_PROPOSAL, params);
+  }
+
+  /** The resumed session's earlier runs (`agent.sessionHistory`); without them the view still works. */
+  private async loadHistory(sessionId: string): Promise<void> {
+    try {
+      const params: SessionHistoryParams = { sessionId };
+      const result = await this.server.execute<SessionHistoryResult>(CMD_SESSION_HISTORY, params);
+      if (result) {
+        this.dispatch({ type: 'history', sessionId, runs: result.runs, todos: result.todos });
+      }
+    } catch (error) {
+      this.log.warn(`The Agent view could not read the history of ${sessionId}: ${errorText(error)}`);
+    }
   }
 
   private async refreshProposal(): Promise<void> {

@@ -84,6 +84,7 @@ const STATUS_ICONS: Record<RunView['status'], string> = {
   stopped: 'debug-pause',
   cancelled: 'circle-slash',
   error: 'error',
+  interrupted: 'debug-disconnect',
 };
 
 function run(view: RunView, index: number, markdown: RenderMarkdown): string {

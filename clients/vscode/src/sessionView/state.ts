@@ -13,6 +13,7 @@
 import type {
   AgentEventNotification,
   ContextResult,
+  HistoryRunWire,
   ProposalFile,
   RunEndedNotification,
   RunStatus,
@@ -44,7 +45,8 @@ export interface RunView {
   /** The user's task, as typed (`/code-review stats.py` for a skill). */
   task: string;
   items: RunItem[];
-  status: RunStatus | 'running';
+  /** `interrupted`: a stored run that never ended (the server stopped during it). */
+  status: RunStatus | 'running' | 'interrupted';
   /** Why the run stopped, when it did not end `done`. */
   reason?: string;
   usage?: UsageSummary;
@@ -92,6 +94,8 @@ export type ViewAction =
   | { type: 'context'; sessionId: string; context: ContextResult }
   /** The user picked a stored session: the view now shows it, with nothing of it streamed yet. */
   | { type: 'resumed'; session: SessionSummary }
+  /** The resumed session's earlier runs and todos (`agent.sessionHistory`). */
+  | { type: 'history'; sessionId: string; runs: HistoryRunWire[]; todos: TodoWire[] }
   /** "New session": the next task starts a new session. */
   | { type: 'newSession' }
   /** The server stopped: a run in progress will not end. */
@@ -236,6 +240,35 @@ export function addUsage(a: UsageSummary | undefined, b: UsageSummary): UsageSum
   };
 }
 
+const RUN_STATUSES: readonly string[] = ['done', 'stopped', 'cancelled', 'error', 'interrupted'];
+
+/** A stored run (`agent.sessionHistory`) as the view shows it. */
+function storedRun(run: HistoryRunWire): RunView {
+  const items: RunItem[] = run.items.map((item) =>
+    item.kind === 'text'
+      ? { kind: 'text', text: item.text ?? '' }
+      : {
+          kind: 'tool',
+          call: {
+            name: item.toolName ?? '?',
+            args: item.arguments ?? '',
+            ...(item.verdict ? { verdict: item.verdict } : {}),
+            ...(item.approval ? { approval: item.approval } : {}),
+            ...(item.rule ? { rule: item.rule } : {}),
+            ...(item.result !== null ? { result: item.result } : {}),
+          },
+        },
+  );
+  const status = (RUN_STATUSES.includes(run.status) ? run.status : 'interrupted') as RunView['status'];
+  return {
+    task: run.task,
+    items,
+    status,
+    ...(status === 'done' || !run.reason ? {} : { reason: run.reason }),
+    ...(run.usage ? { usage: run.usage } : {}),
+  };
+}
+
 function proposalFiles(files: ProposalFile[]): ProposalFileView[] {
   return files.map((file) => ({ uri: file.uri, path: file.path, added: file.added, removed: file.removed, isNew: file.isNew }));
 }
@@ -267,6 +300,11 @@ export function reduce(state: ViewState, action: ViewAction): ViewState {
         sessionUsage: { ...session.usage, estimated: false },
       };
     }
+    case 'history':
+      // Only while nothing new has come: a run started meanwhile keeps the view as it is.
+      return action.sessionId === state.sessionId && state.runs.length === 0
+        ? { ...state, runs: action.runs.map(storedRun), todos: action.todos }
+        : state;
     case 'newSession':
       return EMPTY_STATE;
     case 'serverStopped':

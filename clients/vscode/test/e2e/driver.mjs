@@ -585,6 +585,17 @@ async function agentView() {
   await sessionRows.filter({ hasText: TASK }).first().click();
   await waitUntil('the resumed session in the view', async () =>
     (await view.locator('#conversation .resumed').innerText().catch(() => '')).includes(TASK));
+  // Its earlier run, read back from its session file (agent.sessionHistory): the task, the asked command
+  // with the user's answer, and the answer.
+  const storedRun = view.locator('#conversation .run').first();
+  await waitUntil('the resumed session\'s earlier run', async () =>
+    (await storedRun.innerText().catch(() => '')).includes('Fixed mean() in stats.py'));
+  const stored = await storedRun.innerText();
+  await check(stored.includes(TASK) && stored.includes('read_file') && stored.includes('edit_file'),
+    `the resumed session's run does not show its task and tool calls: ${stored}`);
+  if (PERMISSION_ANSWER === 'Allow once') {
+    await check(stored.includes('allowed once by you'), `the resumed run does not show the user's answer: ${stored}`);
+  }
   await shot('agent-view-resumed');
   mark('an older session resumed from the picker');
 }

@@ -164,6 +164,41 @@ test('todos, the proposal and the context are the session’s; a resumed session
   assert.deepEqual(reduce(resumed, { type: 'newSession' }), EMPTY_STATE);
 });
 
+test('a resumed session shows its stored runs (agent.sessionHistory), unless a run started meanwhile', () => {
+  const resumed = reduce(EMPTY_STATE, {
+    type: 'resumed',
+    session: {
+      sessionId: 'old', title: 'Fix mean', workspace: '/w', createdAt: '', updatedAt: '', runs: 2, status: 'interrupted',
+      pendingFiles: [], model: '', usage: { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costUsd: null },
+    },
+  });
+  const tool = { kind: 'tool' as const, text: null, toolName: 'bash', arguments: '{"command": "ls"}', verdict: 'ask' as const, rule: null, approval: 'once' as const, result: 'a.py', isError: false };
+  const text = { kind: 'text' as const, text: 'Fixed.', toolName: null, arguments: null, verdict: null, rule: null, approval: null, result: null, isError: false };
+  const history: ViewAction = {
+    type: 'history',
+    sessionId: 'old',
+    runs: [
+      { task: 'Fix mean', items: [tool, text], status: 'done', reason: 'the model answered', usage: usage(5) },
+      { task: 'And more', items: [], status: 'interrupted', reason: '', usage: null },
+    ],
+    todos: [{ content: 'Fix mean', status: 'completed', activeForm: 'Fixing mean' }],
+  };
+  const shown = reduce(resumed, history);
+  assert.deepEqual(shown.runs, [
+    {
+      task: 'Fix mean',
+      status: 'done',
+      usage: usage(5),
+      items: [{ kind: 'tool', call: { name: 'bash', args: '{"command": "ls"}', verdict: 'ask', approval: 'once', result: 'a.py' } }, { kind: 'text', text: 'Fixed.' }],
+    },
+    { task: 'And more', status: 'interrupted', items: [] },
+  ]);
+  assert.equal(shown.todos.length, 1);
+  assert.ok(renderConversation(shown, html).includes('allowed once by you'));
+  assert.equal(reduce(reduce(resumed, event('runStarted', { sessionId: 'old', text: 'new' })), history).runs.length, 1);
+  assert.equal(reduce(EMPTY_STATE, history), EMPTY_STATE, 'another session’s history is ignored');
+});
+
 test('the server stopping ends a run in progress as an error', () => {
   const state = reduce(fold(firstRun), { type: 'serverStopped' });
   assert.equal(state.running, false);
