@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import ssl
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -135,11 +136,16 @@ def tls_verify(base_url: str) -> ssl.SSLContext | bool:
     """What the HTTP client verifies TLS with: httpx's default (``True``: certifi's CA bundle) for an
     ``https`` endpoint; for a plain ``http`` one (a local server), a context that verifies but holds no
     CA, since loading the bundle costs about 45 ms of start-up (docs/benchmarks.md, "Start-up") and a
-    plain endpoint makes no TLS handshake. Should one happen (an ``https`` proxy, say), it fails
+    plain endpoint makes no TLS handshake. Not when a proxy is configured (``HTTP_PROXY``, ``ALL_PROXY``,
+    which httpx honours): the proxy may speak TLS. Should a handshake happen all the same, it fails
     verification: never a connection without it."""
-    if base_url.lower().startswith("http://"):
+    proxied = any(os.environ.get(name) for name in _PROXY_VARIABLES)
+    if base_url.lower().startswith("http://") and not proxied:
         return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED, host names checked
     return True
+
+
+_PROXY_VARIABLES = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 
 
 class HttpModelClient(ABC):
