@@ -113,17 +113,17 @@ def _heading(origin: str) -> str:
 
 
 class ReadArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class AppendArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     text: str = Field(min_length=1, description="The note: a fact, decision or lesson worth keeping.")
 
 
 class RewriteArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     text: str = Field(min_length=1, description="The complete new notes.")
 

@@ -46,7 +46,7 @@ _OMITTED_FROM = re.compile(r"\[\.\.\. [\d,]+ characters? omitted: lines? ([\d,]+
 
 
 class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     call_id: str = Field(min_length=1, description="The id of the tool call whose output to read.")
     offset: int = Field(default=1, ge=1, description="First line to read, 1-indexed.")

@@ -39,7 +39,7 @@ BRIEF = "report review findings at file lines"
 
 
 class Finding(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
     path: str = Field(min_length=1, description="Relative file path.")
     line: int = Field(ge=1, description="First line, 1-indexed.")
@@ -49,7 +49,7 @@ class Finding(BaseModel):
 
 
 class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     findings: list[Finding] = Field(max_length=MAX_FINDINGS)
     files: list[str] = Field(

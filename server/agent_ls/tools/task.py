@@ -56,7 +56,7 @@ numbers, names and error strings."""
 
 
 class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     description: str = Field(min_length=1, max_length=80, description="The job in 3-5 words.")
     prompt: str = Field(min_length=1, description="The whole job: the subagent sees nothing else.")

@@ -26,7 +26,7 @@ BRIEF = "a task list the user sees"
 
 
 class Todo(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
     content: str = Field(min_length=1, description="The step, imperative: Run the tests.")
     status: TodoStatus
@@ -36,7 +36,7 @@ class Todo(BaseModel):
 
 
 class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     todos: list[Todo] = Field(max_length=MAX_ITEMS, description="The whole list, in order.")
 

@@ -20,7 +20,7 @@ DESCRIPTION = "Create a file or replace its whole content; prefer edit_file for 
 
 
 class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     path: str = Field(description="Relative file path.")
     content: str = Field(description="The complete new content of the file.")
