@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.agent_cli import run, user_environment
+from tests.support.agent_cli import run, start, user_environment, wait_for_line
 from tests.support.model_server import FakeModelServer
 
 KEY = "sk-cli-sessions-secret-0123456789abcdef"
@@ -147,22 +147,9 @@ def test_a_session_running_in_another_process_is_refused_until_that_process_ends
     steps = [{"tool_calls": [sleeper]}, _write("c.txt", "sea\n"), {"content": "Done."}]
     with FakeModelServer(steps) as model:
         env = _env(state, model)
-        holder = subprocess.Popen(
-            [sys.executable, "-m", "agent_ls", "run", "sleep a while", "--yes"],
-            cwd=root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        holder = start(["run", "sleep a while", "--yes"], cwd=root, env=env)
         try:
-            deadline = time.monotonic() + 60
-            assert holder.stderr is not None
-            seen = b""
-            while b"sleep 29.25" not in seen and time.monotonic() < deadline:
-                seen += holder.stderr.read1(4096)
-            assert b"sleep 29.25" in seen, seen
+            wait_for_line(holder, "sleep 29.25")
             (listed,) = _sessions(root, env)
             sid = listed["sessionId"]
             stored = (state / "sessions").rglob(f"{sid}.jsonl")
@@ -173,7 +160,7 @@ def test_a_session_running_in_another_process_is_refused_until_that_process_ends
             assert f"session {sid} is running a task in agent-ls process {holder.pid}" in second.stderr
             assert len(model.requests) == 1 and path.stat().st_size == size  # nothing sent, nothing written
         finally:
-            os.killpg(holder.pid, signal.SIGKILL)
+            holder.kill()  # SIGKILL; its sandboxed command dies with it (--die-with-parent)
             holder.wait(timeout=30)
         go_on = _agent_ls("run", "and c.txt", "--continue", "--yes", "--apply", root=root, env=env)
         assert go_on.returncode == 0, go_on.stderr
