@@ -4,7 +4,9 @@ in a worker thread, so hover and codeAction requests sent meanwhile come back be
 Ordering, not timing: the client sends one request at a time and counts the answers that arrive before
 the command's. With the diffs on the event loop, the loop answers nothing until the command is done (1
 or 2 requests came back first when this was checked with the work put back on the loop; 50-60 with the
-worker thread).
+worker thread then; 15-20 hovers and 26-47 code actions on an idle 2-CPU machine on 2026-12-01, and 9
+hovers once under a full CI run's load). The bar is 5: well above what a blocked loop lets through, and
+below what a loaded machine still answers.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from tests.support.model_server import FakeModelServer
 
 FILES = 12
 LINES = 10_000
+# A blocked event loop answers 1 or 2 requests before the command; the worker thread lets 9-60 through.
+ANSWERED_MEANWHILE = 5
 
 
 def _formatter_pair(seed: int) -> tuple[str, str]:
@@ -92,11 +96,11 @@ async def test_hovers_and_code_actions_are_answered_while_a_large_proposal_is_di
     )
     assert [field(f, "path") for f in field(proposal, "files")] == sorted(f"big{n}.py" for n in range(FILES))
     assert all(field(f, "added") == field(f, "removed") == LINES // 10 for f in field(proposal, "files"))
-    assert hovers >= 10, f"only {hovers} hover(s) answered while agent.proposal diffed"
+    assert hovers >= ANSWERED_MEANWHILE, f"only {hovers} hover(s) answered while agent.proposal diffed"
 
     actions, applied = await _answered_meanwhile(
         command(client, "agent.applyProposal", {"sessionId": session_id}), code_action
     )
     assert field(applied, "applied") is True, field(applied, "failureReason")
     assert all((workspace / f"big{n}.py").read_text() == new for n, (_, new) in enumerate(pairs))
-    assert actions >= 10, f"only {actions} code action request(s) answered while the apply built its edit"
+    assert actions >= ANSWERED_MEANWHILE, f"only {actions} code action request(s) answered while the apply built its edit"
