@@ -103,4 +103,4 @@ async def test_hovers_and_code_actions_are_answered_while_a_large_proposal_is_di
     )
     assert field(applied, "applied") is True, field(applied, "failureReason")
     assert all((workspace / f"big{n}.py").read_text() == new for n, (_, new) in enumerate(pairs))
-    assert actions >= ANSWERED_MEANWHILE, f"only {actions} code action request(s) answered while the apply built its edit"
+    assert actions >= ANSWERED_MEANWHILE, f"only {actions} code action(s) answered during the apply"

@@ -6,6 +6,7 @@ that the permission engine judges ``rm`` in ``git status && rm -rf b``, in ``ls 
 
 1. Parse the text with tree-sitter-bash. An ERROR or MISSING node sets ``error`` (the commands found
    are still returned); so do an escaped blank starting a word, which the grammar drops (``\\ rm``),
+   two lines the grammar joins into one command after a long pipeline (``a | b | c`` newline ``rm x``),
    and arithmetic on variables or command output (``$((x))``, ``((x))``, ``[[ x -eq 0 ]]``,
    ``${s:x}``, ``${a[x]}``, ``a[x]=1``, ``let``, ``declare -i``, ``read 'a[x]'``, ``[ -v 'a[x]' ]``,
    and ``${x@P}``, ``${!x}``), which runs a ``$(...)`` held in the value or the subscript
@@ -63,7 +64,12 @@ from agent_ls.policy.shell_redirects import (
     written_end,
 )
 from agent_ls.policy.shell_state import ScriptNotes, declaration_notes, variable_risk
-from agent_ls.policy.shell_tree_checks import arithmetic_on_variables, dropped_escaped_blank, first_problem
+from agent_ls.policy.shell_tree_checks import (
+    arithmetic_on_variables,
+    dropped_escaped_blank,
+    first_problem,
+    line_break_inside_command,
+)
 from agent_ls.policy.shell_words import Word, backquote_scripts, joined, resolve_word, unescape_backquoted
 
 MAX_INPUT_BYTES = 100_000
@@ -130,6 +136,9 @@ class _Script:
         dropped = dropped_escaped_blank(self.src, tree.root_node)
         if dropped is not None:
             self.out.errors.append(f"cannot parse: {dropped}")
+        joined_lines = line_break_inside_command(self.src, tree.root_node)
+        if joined_lines is not None:
+            self.out.errors.append(f"cannot parse: {joined_lines}")
         arithmetic = arithmetic_on_variables(tree.root_node)
         if arithmetic is not None:
             self.out.errors.append(arithmetic)

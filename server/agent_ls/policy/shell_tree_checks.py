@@ -3,10 +3,13 @@
 Each returns None, or one line saying why the input cannot be read as bash would read it (the parser
 adds it to ``ParsedShell.error``, so the input is never allowed): a parse error (``first_problem``),
 an escaped blank the grammar drops at the start of a word (``dropped_escaped_blank``), and arithmetic
-on a variable's value, which runs the ``$(...)`` the value may hold (``arithmetic_on_variables``).
+on a variable's value, which runs the ``$(...)`` the value may hold (``arithmetic_on_variables``), and
+two lines the grammar joined into one command (``line_break_inside_command``).
 """
 
 from __future__ import annotations
+
+import itertools
 
 import tree_sitter
 
@@ -49,11 +52,48 @@ def dropped_escaped_blank(src: bytes, root: tree_sitter.Node) -> str | None:
         if src[i + 1 : i + 2] in (b" ", b"\t"):
             node = root.descendant_for_byte_range(i, i + 2)
             if node is not None and node.type not in _WORD_NODES:
-                line = src.count(b"\n", 0, i) + 1
-                column = i - src.rfind(b"\n", 0, i)
-                return f"an escaped blank the grammar drops at line {line}, column {column}"
+                return f"an escaped blank the grammar drops at {_where(src, i)}"
         i = src.find(b"\\", i + 2)
     return None
+
+
+# Nodes whose children are the words and redirections of one simple command: bash ends each of them
+# at an unescaped line break (``man bash``: SHELL GRAMMAR, "Simple Commands"; ``[[ ]]`` is not one).
+_ONE_LINE = frozenset({"command", "declaration_command", "unset_command", "redirected_statement"})
+
+
+def line_break_inside_command(src: bytes, root: tree_sitter.Node) -> str | None:
+    """Where tree-sitter-bash read two lines as one command, or None.
+
+    After a pipeline of three or more commands the grammar can join the next line to the last command
+    (``ls | ls | ls`` newline ``rm -rf b && ls`` comes back as ``ls rm -rf b``), so ``rm`` would be
+    judged as arguments of ``ls``. Bash ends a simple command at a line break that is not a
+    backslash-newline continuation; a tree that says otherwise is not how bash reads the input. (The
+    same grammar also nests ``a | b | c && d`` as a list inside the pipeline; every command is still
+    judged, so that is not an error.) Line breaks inside words, substitutions and heredocs
+    belong to those child nodes, not to the gaps between children that this looks at.
+    """
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        children = node.children
+        if kind in _ONE_LINE or (kind == "test_command" and bool(children) and children[0].type == "["):
+            for before, after in itertools.pairwise(children):
+                at = src.find(b"\n", before.end_byte, after.start_byte)
+                while at != -1 and src[at - 1 : at] == b"\\":  # a backslash-newline continues the line
+                    at = src.find(b"\n", at + 1, after.start_byte)
+                if at != -1:
+                    return f"two lines read as one command at {_where(src, at)}"
+        stack.extend(children)
+    return None
+
+
+def _where(src: bytes, offset: int) -> str:
+    """``line L, column C`` of a byte offset, both 1-based (the column in bytes)."""
+    line = src.count(b"\n", 0, offset) + 1
+    column = offset - src.rfind(b"\n", 0, offset)
+    return f"line {line}, column {column}"
 
 
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})

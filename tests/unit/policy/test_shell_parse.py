@@ -942,6 +942,50 @@ def test_an_escaped_blank_starting_a_word_is_an_error(text: str) -> None:
     assert parsed.error is not None and "an escaped blank the grammar drops" in parsed.error
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ls | ls | ls\nrm -rf build && ls",  # found by test_policy_properties: read as `ls rm -rf build`
+        "ls | ls | ls\n\nrm x && ls",
+        "ls | ls | ls\r\nrm x && ls",
+        "ls | ls | ls # note\nrm x && ls",
+        'echo "a\nb" | ls | ls\nrm x && ls',
+        "export A=1 | ls | ls\nrm x && ls",
+        "[ a ] | ls | ls\nrm x && ls",
+        "ls | ls | ls\n[ rm x ] && ls",
+        "ls | ls | ls\n! rm x && ls",
+        "ls | ls | ls\nx=1 rm y && ls",
+        "ls | ls | ls\n> b && ls",
+        "{ ls | ls | ls\nrm x && ls; }",
+        "if true; then\n ls\nfi | ls | ls\nrm x && ls",
+    ],
+)
+def test_two_lines_the_grammar_joins_into_one_command_are_an_error(text: str) -> None:
+    # Bash ends a simple command at a line break; after a pipeline of three, tree-sitter-bash can read
+    # the next line as more arguments of the last command.
+    parsed = parse_shell(text)
+    assert parsed.error is not None and parsed.error.startswith("cannot parse: "), (text, parsed.error)
+    assert "two lines read as one command" in parsed.error
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ls \\\n -l | ls | ls", [("ls", "-l"), ("ls",), ("ls",)]),
+        ("ls |\n ls |\n ls\nrm x", [("ls",), ("ls",), ("ls",), ("rm", "x")]),
+        ("ls | ls\nrm x && ls", [("ls",), ("ls",), ("rm", "x"), ("ls",)]),
+        ("ls | ls | ls\nrm x | ls", [("ls",), ("ls",), ("ls",), ("rm", "x"), ("ls",)]),
+        ("cat <<EOF > out\nrm x\nEOF\nls", [("cat",), ("ls",)]),
+        ("[[ a == b &&\n c == d ]] && ls", [("ls",)]),
+        ("ls | ls | ls && ls", [("ls",), ("ls",), ("ls",), ("ls",)]),
+        ('echo "a\nb" x', [("echo", "a\nb", "x")]),
+        ("echo a # c\nls", [("echo", "a"), ("ls",)]),
+    ],
+)
+def test_line_breaks_bash_reads_inside_one_command_are_not_an_error(text: str, expected: list[Argv]) -> None:
+    assert argvs(text) == expected
+
+
 def test_backquotes_in_a_heredoc_fed_to_a_shell() -> None:
     parsed = parse_shell("bash <<EOF\n`rm x`\nEOF")
     assert parsed.error == "bash reads its script from standard input"
