@@ -39,6 +39,13 @@ came from the fallback.
 In ``shell.mode = "workspace"`` (commands run in the real tree), the only ``bash`` allow rules kept
 are the built-in read-only ones (``rules.WORKSPACE_MODE_BASH``: ``ls*``, ``cat *``, ``grep *``,
 ``git status*``, ``git diff*``), so anything else asks, ``pytest`` included.
+
+In plan mode (``PermissionPolicy.plan_mode``, set for the length of a plan run, issue 17), edits are
+refused by the policy, not by a prompt: an edit of a file (``check_path(write=True)``) and an MCP tool are
+"deny" under ``PLAN_RULE``; a command keeps only the same built-in read-only allow rules, and any command
+they do not allow (a redirect into a file, ``rm``, ``pytest``, an unknown command) is "deny" under
+``PLAN_RULE`` instead of "ask". No approval lifts it: neither "Allow for this session" nor the user's own
+allow rules. Reads are judged as in any run.
 """
 
 from __future__ import annotations
@@ -88,6 +95,11 @@ NOT_STATIC_RULE = "guard: command word not static"
 RISKY_RULE = "guard: can execute or write"
 NO_SANDBOX_RULE = "guard: no sandbox"
 NO_SANDBOX_REASON = "no sandbox: this runs code from the workspace, including the agent's changes"
+PLAN_RULE = "plan mode: edits are refused until the plan is approved"
+PLAN_COMMAND_REASON = (
+    "plan mode: edits are refused until the plan is approved; only read-only commands run "
+    "(ls, cat, grep, git status, git diff, without redirects into files)"
+)
 _ENGINE_ASKS = frozenset(
     {EMPTY_RULE, NOT_STATIC_RULE, RISKY_RULE, DYNAMIC_ARGUMENT_RULE, DYNAMIC_TARGET_RULE, UNKNOWN_CWD_RULE}
     | {GLOB_RULE, OUTSIDE_RULE, REDIRECT_RULE, WRITE_OPTION_RULE, NO_SANDBOX_RULE}
@@ -147,6 +159,9 @@ class PermissionPolicy:
             (``project_code.runs_project_code``) is then never allowed by a rule, only by the user. The
             session sets it once the sandbox has been looked for; until then commands count as
             sandboxed only if the caller said so.
+
+    Attributes:
+        plan_mode: True for the length of a plan run (module docstring); the session sets and clears it.
     """
 
     def __init__(
@@ -163,6 +178,7 @@ class PermissionPolicy:
         self.shell_mode = shell_mode
         self.write_rules = write_rules
         self.sandboxed = sandboxed
+        self.plan_mode = False
         self._session: set[str] = set()
 
     # -- shell commands ----------------------------------------------------------------------------
@@ -213,7 +229,7 @@ class PermissionPolicy:
         return strictest(found)
 
     def _bash_rules(self) -> list[Rule]:
-        if self.shell_mode == "shadow":
+        if self.shell_mode == "shadow" and not self.plan_mode:
             return list(self.rules)
         return [r for r in self.rules if not (r.key == "bash" and r.verdict == "allow") or _read_only(r)]
 
@@ -227,6 +243,9 @@ class PermissionPolicy:
                 allowed extra directory.
         """
         key = "edit" if write else "read"
+        if write and self.plan_mode:
+            refused = Judgement("deny", PLAN_RULE, f"{PLAN_RULE} (edit of {rel})")
+            return Decision("deny", PLAN_RULE, (rel,), rel, refused.reason, (refused,), f"edit:{rel}")
         judgement = judge(key, rel, self.rules)
         return self._decide(rel, (rel,), (judgement,), f"{key}:{rel}", file_key=key)
 
@@ -256,7 +275,11 @@ class PermissionPolicy:
         return lambda rel: any(rule.matches(rel) for rule in denying)
 
     def check_tool(self, name: str) -> Decision:
-        """Judge an MCP tool call by the ``mcp__<server>__<tool>`` rules."""
+        """Judge an MCP tool call by the ``mcp__<server>__<tool>`` rules; in plan mode, deny (an MCP tool
+        may write anything)."""
+        if self.plan_mode:
+            refused = Judgement("deny", PLAN_RULE, f"{PLAN_RULE} (MCP tools may write)")
+            return Decision("deny", PLAN_RULE, (name,), name, refused.reason, (refused,), f"tool:{name}")
         judgement = judge(name, name, self.rules)
         return self._decide(name, (name,), (judgement,), f"tool:{name}", file_key=name)
 
@@ -303,6 +326,9 @@ class PermissionPolicy:
         exact: tuple[str, ...] = (),
     ) -> Decision:
         decided = strictest(judgements)
+        if self.plan_mode and file_key == "bash" and decided.verdict != "allow":
+            refused = Judgement("deny", PLAN_RULE, PLAN_COMMAND_REASON)
+            return Decision("deny", PLAN_RULE, parts, subject, PLAN_COMMAND_REASON, (*judgements, refused), key)
         if decided.verdict == "ask" and key in self._session:
             return Decision(
                 "allow", SESSION_RULE, parts, subject, "allowed earlier for this session", judgements, key
