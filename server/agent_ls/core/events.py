@@ -9,7 +9,8 @@ partial text before it is void), ``MessageCompleted`` (when the model wrote text
 permission check), ``ToolCallFinished`` and, after a mutating call that changed the proposal,
 ``ProposalChanged``; finally exactly one ``RunEnded``. A ``todo_write`` call emits ``TodosChanged``, a
 ``review_findings`` call ``FindingsReported``, and a ``task`` call the subagent's whole run, each event
-wrapped in a ``SubagentEvent``, before its ``ToolCallFinished``.
+wrapped in a ``SubagentEvent``, before its ``ToolCallFinished``. When the task carries acceptance checks,
+each answer without a tool call is followed by ``ChecksRan`` (after the ``VerdictGiven`` of each check).
 
 The model's prose in ``MessageDelta``, ``MessageCompleted`` and ``RunEnded.answer`` is defanged
 (``core.markdown_defang``): a client may render it as markdown, and nothing in it may load a remote image.
@@ -19,16 +20,19 @@ Behaviour follows pi-mono ``packages/agent/src/types.ts`` ``AgentEvent``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
+from agent_ls.core.checks import CheckResult
 from agent_ls.core.messages import NO_USAGE, Usage
 from agent_ls.core.review import ReviewFinding
 from agent_ls.core.todos import TodoItem
 
 Verdict = Literal["allow", "ask", "deny"]
 RunStatus = Literal["done", "stopped", "cancelled", "error"]
+ModelRole = Literal["main", "compaction", "subagent"]
+"""What a model call was for: the run's own turns, a compaction summary, a ``task`` subagent's turns."""
 
 
 @dataclass(frozen=True)
@@ -143,11 +147,14 @@ class ToolCallFinished:
 @dataclass(frozen=True)
 class UsageReported:
     """Usage of the last model call (``usage``), of the whole run so far (``total``) and of the session
-    so far, earlier runs included (``session``)."""
+    so far, earlier runs included (``session``). ``role``: what the call was for (a compaction summary is
+    reported by the parent run with ``compaction``; a subagent's own calls come wrapped in
+    ``SubagentEvent`` and count as ``subagent``)."""
 
     usage: Usage
     total: Usage
     session: Usage = NO_USAGE
+    role: ModelRole = "main"
 
 
 @dataclass(frozen=True)
@@ -232,14 +239,36 @@ class SubagentEvent:
 
 
 @dataclass(frozen=True)
+class ChecksRan:
+    """The harness ran the task's acceptance checks after the model answered (``core.checks``).
+
+    Attributes:
+        results: one per check, in the order given (those that could not run carry ``not_run``).
+        round: 1 for the first time the model said it was done, 2 after the failures went back to it once.
+    """
+
+    results: tuple[CheckResult, ...]
+    round: int = 1
+
+
+@dataclass(frozen=True)
 class RunEnded:
-    """The run is over. ``reason`` is one plain line a user can read; ``answer`` is the model's last text."""
+    """The run is over. ``reason`` is one plain line a user can read; ``answer`` is the model's last text.
+
+    ``checks`` are the acceptance checks' last results when the run ended on them (``core.checks``), and
+    ``not_verified`` one line per check that was not run at the end and why (empty when all ran).
+    """
 
     status: RunStatus
     reason: str
     answer: str
     usage: Usage
     session_usage: Usage = NO_USAGE
+    checks: tuple[CheckResult, ...] = ()
+    not_verified: tuple[str, ...] = ()
+    usage_by_role: Mapping[ModelRole, Usage] = field(default_factory=dict)
+    """``usage`` split by what the calls were for (``ModelRole``): only roles that made model calls, in
+    the order they first did."""
 
 
 Event = (
@@ -259,6 +288,7 @@ Event = (
     | TodosChanged
     | FindingsReported
     | SubagentEvent
+    | ChecksRan
     | RunEnded
 )
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from agent_ls.core.checks import check_line
 from agent_ls.core.events import (
+    ChecksRan,
     ContextCompacted,
     Event,
     FindingsReported,
@@ -112,6 +114,9 @@ def line_for(event: Event) -> str | None:
                 return None
             prefix = f"  ⤷ [{_clip(description, 60)}] "
             return prefix + line.strip().replace("\n", "\n" + " " * len(prefix))
+        case ChecksRan(results=results, round=round_):
+            check_lines = (f"\n    {_clip(check_line(result), 300)}" for result in results)
+            return f"  acceptance checks (round {round_}):" + "".join(check_lines)
         case RunEnded(status=status, reason=reason):
             return f"■ run {status}: {_clip(reason)}"
         case _:

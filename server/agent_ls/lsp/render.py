@@ -32,6 +32,7 @@ from typing import assert_never
 from lsprotocol import types as t
 
 from agent_ls.core.events import (
+    ChecksRan,
     ContextCompacted,
     Event,
     FindingsReported,
@@ -234,8 +235,8 @@ class LspEventRenderer:
             case FindingsReported(findings=findings):
                 lines = "\n".join(str(finding) for finding in findings)
                 return p.AgentEventNotification(session_id=sid, kind="findings", text=lines)
-            case InstructionsLoaded() | RemoteContentDefanged() | RunEnded():
-                return None  # the transcript line (window/logMessage) and the warning say it
+            case InstructionsLoaded() | RemoteContentDefanged() | RunEnded() | ChecksRan():
+                return None  # the transcript line (window/logMessage), the warning or agent/runEnded say it
             case _:
                 assert_never(event)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_ls.core.checks import CheckResult
 from agent_ls.core.messages import (
     AssistantMessage,
     Message,
@@ -133,3 +134,14 @@ def usage_from(data: dict[str, Any]) -> Usage:
         estimated=bool(data.get("estimated", False)),
         cost_usd=float(cost) if cost is not None else None,
     )
+
+
+def check_json(result: CheckResult) -> dict[str, Any]:
+    """An acceptance check's result (``core.checks``) as the ``checks`` record holds it."""
+    return {
+        "command": result.command,
+        "passed": result.passed,
+        "exitCode": result.exit_code,
+        "outputTail": result.output_tail,
+        "notRun": result.not_run or None,
+    }

@@ -5,10 +5,12 @@ What is written, per event of ``core.events`` (docs/sessions.md lists every kind
 
 - a ``/context`` run writes nothing (it only reads the session);
 - ``RunStarted`` → ``run_start {run, task, model}``; ``RunEnded`` → ``run_end {status, reason, answer,
-  usage}`` and an ``fsync``;
+  usage}`` (and ``notVerified``, the checks not run, when there are any) and an ``fsync``;
 - every message the history gained since the last event → ``message {message}`` (``records``);
 - ``VerdictGiven`` → ``verdict {callId, name, verdict, rule, subject, approval}``, and a new
   "Allow for this session" → ``approval {key}``;
+- ``ChecksRan`` → ``checks {round, results}`` (each result ``{command, passed, exitCode, outputTail,
+  notRun}``, ``notRun`` null when the check ran);
 - ``FindingsReported`` → ``findings {findings, files}`` (each finding ``{path, line, endLine, severity,
   message}``, 1-based; the files the review covers);
 - ``UsageReported`` → ``usage {usage}``; ``ProposalChanged`` → ``proposal {changes, removed}``
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_ls.core.events import (
+    ChecksRan,
     ContextCompacted,
     Event,
     EventSink,
@@ -44,7 +47,7 @@ from agent_ls.core.events import (
 from agent_ls.core.messages import AssistantMessage, SystemMessage
 from agent_ls.runtime import CONTEXT_COMMAND, Session
 from agent_ls.sessions.outputs import SessionOutputs
-from agent_ls.sessions.records import change_json, message_json, usage_json
+from agent_ls.sessions.records import change_json, check_json, message_json, usage_json
 from agent_ls.sessions.saved import SavedSession
 from agent_ls.sessions.store import SessionLog
 from agent_ls.workspace.rebase import disk_text_now
@@ -118,6 +121,9 @@ class SessionRecorder:
         elif isinstance(event, FindingsReported):
             findings = [finding.wire() for finding in event.findings]
             self.log.append("findings", {"findings": findings, "files": list(event.files)})
+        elif isinstance(event, ChecksRan):
+            results = [check_json(result) for result in event.results]
+            self.log.append("checks", {"round": event.round, "results": results})
         self._new_approvals_and_skills()
         if isinstance(event, RunEnded):
             self.log.append(
@@ -128,6 +134,7 @@ class SessionRecorder:
                     "reason": event.reason,
                     "answer": event.answer,
                     "usage": usage_json(event.usage),
+                    **({"notVerified": list(event.not_verified)} if event.not_verified else {}),
                 },
             )
             self.log.close()  # fsync; the next append opens the file again
