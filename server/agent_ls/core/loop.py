@@ -13,7 +13,9 @@ Stops, each with a one-line reason: the model answers without a tool call (``don
 an answer cut off at the output token limit or stopped by a content filter is ``stopped``, never a
 silent ``done``; so is a reply without a tool call whose text still holds special-token or tool-call
 markup, ``core.model_markup``: the model meant something that neither ran nor reads as an answer);
-``max_turns`` turns used (``stopped``, "maximum of 15 turns exceeded", as in the seed harness); a token or
+a tool call that ends the run (``ended_by`` gives a reason after a turn's calls: plan mode's
+``submit_plan``; ``done``); ``max_turns`` turns used (``stopped``, "maximum of 15 turns exceeded", as
+in the seed harness); a token or
 cost budget spent, checked before each model call after the first (``stopped``, ``core.budgets``; a
 subagent's model calls, reported as ``SubagentEvent`` of ``UsageReported``, count in the run's usage); a model
 error, or a model call over ``model_timeout_s`` when it is set (``error``; the model stack has its own
@@ -112,6 +114,7 @@ async def run_loop(
     left_out: Callable[[], Sequence[str]] | None = None,
     compactor: Compactor | None = None,
     reminder: Callable[[int, Usage], str] | None = None,
+    ended_by: Callable[[], str | None] | None = None,
 ) -> RunEnded:
     """Run the agent until a stop condition, appending to ``history`` in place.
 
@@ -130,6 +133,8 @@ async def run_loop(
             non-empty text is sent as a last user message of that request only, never stored in
             ``history`` (``core.reminder``), so the prefix of the next request is byte-identical.
         compactor: keeps each request under the model's window (``core.compaction``), or None.
+        ended_by: called after each turn's tool calls; a reason ends the run ``done`` with it (plan mode:
+            the plan was submitted), None goes on.
 
     Returns:
         The ``RunEnded`` event (also emitted). Never raises: cancellation of the calling task ends the
@@ -140,7 +145,7 @@ async def run_loop(
     status: RunStatus
     try:
         status, reason = await _turns(
-            run, history, model, tools, emit, limits, before_turn, compactor, reminder
+            run, history, model, tools, emit, limits, before_turn, compactor, reminder, ended_by
         )
     except asyncio.CancelledError:
         status, reason = "cancelled", "cancelled by the user"
@@ -192,6 +197,7 @@ async def _turns(
     before_turn: Callable[[list[Message]], None] | None,
     compactor: Compactor | None = None,
     reminder: Callable[[int, Usage], str] | None = None,
+    ended_by: Callable[[], str | None] | None = None,
 ) -> tuple[RunStatus, str]:
     for turn in range(1, limits.max_turns + 1):
         if turn > 1 and (spent := _budget(run, limits, model)) is not None:
@@ -245,6 +251,8 @@ async def _turns(
             return "done", "the model answered"
         for call in message.tool_calls:
             history.append(await tools.execute(call, lambda event: _count_subagent(run, event, emit)))
+        if ended_by is not None and (ended := ended_by()) is not None:
+            return "done", ended
     turns = "turn" if limits.max_turns == 1 else "turns"
     return "stopped", f"clean stop: maximum of {limits.max_turns} {turns} exceeded"
 
