@@ -48,6 +48,10 @@ export const CMD_STATUS = 'agent.status';
 export const AGENT_EVENT = 'agent/event';
 export const AGENT_RUN_ENDED = 'agent/runEnded';
 export const AGENT_TODOS = 'agent/todos';
+/** Client to server: the editor's problems of some files (`DidChangeProblemsParams`). */
+export const AGENT_DID_CHANGE_PROBLEMS = 'agent/didChangeProblems';
+/** Server to client request: the problems of texts not on disk (`ProblemsOfTextParams` → `ProblemsOfTextResult`). */
+export const AGENT_PROBLEMS_OF_TEXT = 'agent/problemsOfText';
 
 export type EventKind =
   | 'runStarted'
@@ -87,6 +91,33 @@ export interface WireDiagnostic {
   severity?: number | null;
   source?: string | null;
   code?: number | string | null;
+}
+
+/** One file's problems: `uri` a `file:` URI, `diagnostics` all of its current ones (empty: none). */
+export interface FileDiagnostics {
+  uri: string;
+  diagnostics: WireDiagnostic[];
+}
+
+/** `agent/didChangeProblems`: each listed file's problems replace the ones sent before; files not listed keep theirs. */
+export interface DidChangeProblemsParams {
+  files: FileDiagnostics[];
+}
+
+/** A file's proposed text: `uri` the file it would replace (its language decides the checker). */
+export interface TextOfFile {
+  uri: string;
+  text: string;
+}
+
+/** `agent/problemsOfText`: the texts to check, as the editor's language servers would see them. */
+export interface ProblemsOfTextParams {
+  files: TextOfFile[];
+}
+
+/** The problems of each text, under the `uri` it was sent with; a file left out was not checked. */
+export interface ProblemsOfTextResult {
+  files: FileDiagnostics[];
 }
 
 /** A task starting with `/<skill> args` runs that skill explicitly (its body is injected up front). */

@@ -20,6 +20,9 @@ messages, never rename them.
 | ``agent.clearFindings`` | ``ClearFindingsParams`` | ``ClearFindingsResult`` |
 | ``agent.status`` | ``StatusParams`` | ``StatusResult`` |
 
+Client to server, ``agent/didChangeProblems`` (``DidChangeProblemsParams``): the editor's problems; server
+to client, the request ``agent/problemsOfText`` (``ProblemsOfTextParams`` → ``ProblemsOfTextResult``).
+
 Notifications (server to client): ``agent/event`` (``AgentEventNotification``; a subagent's events carry
 ``subagent``), ``agent/runEnded`` (``RunEndedNotification``) and ``agent/todos`` (``TodosNotification``, the
 whole todo list each time the model writes it).
@@ -54,6 +57,11 @@ CMD_STATUS = "agent.status"
 AGENT_EVENT = "agent/event"
 AGENT_RUN_ENDED = "agent/runEnded"
 AGENT_TODOS = "agent/todos"
+AGENT_DID_CHANGE_PROBLEMS = "agent/didChangeProblems"
+"""Client to server: the editor's problems of some files (``DidChangeProblemsParams``)."""
+AGENT_PROBLEMS_OF_TEXT = "agent/problemsOfText"
+"""Server to client request: the problems of texts not on disk (``ProblemsOfTextParams`` →
+``ProblemsOfTextResult``), only to a client whose ``initializationOptions`` say ``problemsOfText: true``."""
 
 EventKind = Literal[
     "runStarted",
@@ -114,6 +122,39 @@ class WireDiagnostic(_Lenient):
     severity: int | None = None
     source: str | None = None
     code: int | str | None = None
+
+
+class FileDiagnostics(_Lenient):
+    """One file's problems: ``uri`` a ``file:`` URI, ``diagnostics`` all of its current ones (empty: none)."""
+
+    uri: str
+    diagnostics: list[WireDiagnostic]
+
+
+class DidChangeProblemsParams(_Lenient):
+    """``agent/didChangeProblems``: each listed file's problems replace the ones sent before (docs/modes.md,
+    "The editor's problems"); files not listed keep theirs."""
+
+    files: list[FileDiagnostics]
+
+
+class TextOfFile(_Wire):
+    """A file's proposed text: ``uri`` the file it would replace (its language decides the checker)."""
+
+    uri: str
+    text: str
+
+
+class ProblemsOfTextParams(_Wire):
+    """``agent/problemsOfText``: the texts to check, as the editor's language servers would see them."""
+
+    files: list[TextOfFile]
+
+
+class ProblemsOfTextResult(_Lenient):
+    """The problems of each text, under the ``uri`` it was sent with; a file left out was not checked."""
+
+    files: list[FileDiagnostics]
 
 
 class RunParams(_Lenient):
