@@ -16,26 +16,11 @@ import type { ContextResult, TodoWire, UsageSummary } from '../protocol';
 import { proposalLine } from '../runOutcome';
 import { formatCost, formatTokens } from '../status';
 import type { RenderMarkdown } from './markdown';
+import { button, escapeHtml, icon } from './markup';
+import { checksSection, planCard, roleUsageText } from './outcome';
 import type { ProposalFileView, RunView, ToolCallView, ViewState } from './state';
 
-/** What the webview can ask of the extension (`data-action` values, plus `send`). */
-export type ViewActionName = 'review' | 'apply' | 'discard' | 'refreshContext' | 'cancel';
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
-}
-
-function icon(name: string): string {
-  return `<span class="codicon codicon-${name}" aria-hidden="true"></span>`;
-}
-
-function button(action: ViewActionName, label: string, iconName: string, uri?: string, title?: string): string {
-  const target = uri ? ` data-uri="${escapeHtml(uri)}"` : '';
-  const tip = title ? ` title="${escapeHtml(title)}" aria-label="${escapeHtml(title)}"` : '';
-  return `<button type="button" class="action" data-action="${action}"${target}${tip}>${icon(iconName)}<span>${escapeHtml(label)}</span></button>`;
-}
+export { escapeHtml, type ViewActionName } from './markup';
 
 /** "1.2k tokens · $0.0042", as the status bar says it. */
 export function usageText(usage: UsageSummary): string {
@@ -87,9 +72,12 @@ const STATUS_ICONS: Record<RunView['status'], string> = {
   interrupted: 'debug-disconnect',
 };
 
-function run(view: RunView, index: number, markdown: RenderMarkdown): string {
-  const parts = [`<li class="run" data-status="${view.status}">`];
-  parts.push(`<div class="task" role="heading" aria-level="3">${icon('account')}<span>${escapeHtml(view.task)}</span></div>`);
+/** `latest`: the session's last run, and nothing is running (its plan can be approved or revised). */
+function run(view: RunView, index: number, markdown: RenderMarkdown, latest: boolean): string {
+  const mode = view.mode === 'plan' ? ' data-mode="plan"' : '';
+  const parts = [`<li class="run" data-status="${view.status}"${mode}>`];
+  const badge = view.mode === 'plan' ? `<span class="mode-badge">${icon('checklist')}<span>Plan</span></span>` : '';
+  parts.push(`<div class="task" role="heading" aria-level="3">${icon('account')}<span>${escapeHtml(view.task)}</span>${badge}</div>`);
   view.items.forEach((item, i) => {
     if (item.kind === 'tool') {
       parts.push(toolCall(item.call, `${index}-${i}`));
@@ -97,9 +85,14 @@ function run(view: RunView, index: number, markdown: RenderMarkdown): string {
       parts.push(`<div class="answer markdown">${markdown(item.text)}</div>`);
     }
   });
+  if (view.plan) {
+    parts.push(planCard(view.plan, markdown, latest));
+  }
+  parts.push(checksSection(view.checks ?? [], view.notVerified ?? [], String(index)));
   const status = view.status === 'running' ? 'working…' : view.status;
   const reason = view.reason ? `: ${escapeHtml(view.reason)}` : '';
-  const usage = view.usage ? ` · ${escapeHtml(usageText(view.usage))}` : '';
+  const roles = view.usageByRole ? roleUsageText(view.usageByRole) : '';
+  const usage = (view.usage ? ` · ${escapeHtml(usageText(view.usage))}` : '') + (roles ? ` (${escapeHtml(roles)})` : '');
   parts.push(`<div class="run-status">${icon(STATUS_ICONS[view.status])} <span>${escapeHtml(status)}${reason}${usage}</span></div>`);
   parts.push('</li>');
   return parts.join('');
@@ -134,9 +127,9 @@ function proposal(files: ProposalFileView[]): string {
   const rows = files
     .map((file) => {
       const actions = [
-        button('review', 'Review', 'diff', file.uri, `Review ${file.path}`),
-        button('apply', 'Apply', 'check', file.uri, `Apply ${file.path}`),
-        button('discard', 'Discard', 'discard', file.uri, `Discard ${file.path}`),
+        button('review', 'Review', 'diff', { uri: file.uri, title: `Review ${file.path}` }),
+        button('apply', 'Apply', 'check', { uri: file.uri, title: `Apply ${file.path}` }),
+        button('discard', 'Discard', 'discard', { uri: file.uri, title: `Discard ${file.path}` }),
       ];
       return (
         `<li class="file">${icon(file.isNew ? 'new-file' : 'file')}<span class="path">${escapeHtml(file.path)}</span>` +
@@ -146,9 +139,9 @@ function proposal(files: ProposalFileView[]): string {
     })
     .join('');
   const all =
-    button('review', 'Review all', 'diff-multiple', undefined, 'Review every proposed file') +
-    button('apply', 'Apply all', 'check-all', undefined, 'Apply every proposed file') +
-    button('discard', 'Discard all', 'discard', undefined, 'Discard every proposed file');
+    button('review', 'Review all', 'diff-multiple', { title: 'Review every proposed file' }) +
+    button('apply', 'Apply all', 'check-all', { title: 'Apply every proposed file' }) +
+    button('discard', 'Discard all', 'discard', { title: 'Discard every proposed file' });
   return (
     `<section class="proposal" aria-label="Proposed changes"><h3>Proposed changes: ${escapeHtml(proposalLine(files.length, added, removed))}</h3>` +
     `<ul>${rows}</ul><div class="proposal-actions">${all}</div></section>`
@@ -173,7 +166,7 @@ export function contextChart(context: ContextResult): string {
     .join('');
   return (
     `<section class="context" aria-label="Context of the next request"><h3>Context ` +
-    `${button('refreshContext', '', 'refresh', undefined, 'Measure the context again')}</h3>` +
+    `${button('refreshContext', '', 'refresh', { title: 'Measure the context again' })}</h3>` +
     `<div class="window" role="img" aria-label="${escapeHtml(`${percent}% of the context window used`)}">` +
     `<span class="bar-track"><span class="bar window-bar" data-share="${share(context.used, context.contextWindow)}"></span></span>` +
     `<span>~${escapeHtml(formatTokens(context.used))} of ${escapeHtml(formatTokens(context.contextWindow))} (${percent}%)</span></div>` +
@@ -193,13 +186,14 @@ function head(state: ViewState): string {
     ? `<p class="resumed">${icon('history')} Resumed “${escapeHtml(state.resumed.title)}”: ${state.resumed.runs} ` +
       `${state.resumed.runs === 1 ? 'run' : 'runs'} before, the last ${escapeHtml(state.resumed.status)}. A task below continues it.</p>`
     : '';
-  const cancel = state.running ? button('cancel', 'Cancel', 'debug-stop', undefined, 'Cancel the run') : '';
+  const cancel = state.running ? button('cancel', 'Cancel', 'debug-stop', { title: 'Cancel the run' }) : '';
   return `<section class="session-head"><span class="session-id">Session ${escapeHtml(state.sessionId.slice(0, 8))}${usage}</span>${cancel}${resumed}</section>`;
 }
 
 /** The conversation fragment for `state`. Deterministic. */
 export function renderConversation(state: ViewState, markdown: RenderMarkdown): string {
-  const runs = state.runs.map((view, index) => run(view, index, markdown)).join('');
+  const last = state.runs.length - 1;
+  const runs = state.runs.map((view, index) => run(view, index, markdown, index === last && !state.running)).join('');
   return [
     head(state),
     runs ? `<ol class="runs">${runs}</ol>` : '',

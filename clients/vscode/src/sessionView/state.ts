@@ -21,6 +21,7 @@ import type {
   TodoWire,
   UsageSummary,
 } from '../protocol';
+import { type CheckView, type OutcomeWire, type PlanView, runOutcome } from './outcome';
 
 /** Tool arguments and results are clipped to this many characters in the view (the log has them whole). */
 export const TOOL_TEXT_CHARS = 2000;
@@ -50,6 +51,16 @@ export interface RunView {
   /** Why the run stopped, when it did not end `done`. */
   reason?: string;
   usage?: UsageSummary;
+  /** Set for a plan-mode run once it ended (`agent/runEnded` says the mode). */
+  mode?: 'plan';
+  /** The plan a plan run ended with. */
+  plan?: PlanView;
+  /** The acceptance checks the server ran, in order; left out when there were none. */
+  checks?: CheckView[];
+  /** One line per check that could not be run, and why; left out when empty. */
+  notVerified?: string[];
+  /** The run's usage by role (`main`, `compaction`, `subagent`); left out when no role is reported. */
+  usageByRole?: Record<string, UsageSummary>;
 }
 
 /** A proposed file as the view lists it. */
@@ -221,6 +232,7 @@ function ended(state: ViewState, notification: RunEndedNotification): ViewState 
       status: notification.status,
       usage: notification.usage,
       ...(notification.status === 'done' ? {} : { reason: notification.reason }),
+      ...outcomeFields(notification as OutcomeWire),
     };
   });
   return { ...next, running: false, sessionUsage: addUsage(state.sessionUsage, notification.usage) };
@@ -237,6 +249,18 @@ export function addUsage(a: UsageSummary | undefined, b: UsageSummary): UsageSum
     cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
     estimated: a.estimated || b.estimated,
     costUsd: a.costUsd === null && b.costUsd === null ? null : (a.costUsd ?? 0) + (b.costUsd ?? 0),
+  };
+}
+
+/** The RunView fields of a run's outcome (plan, checks, not verified, usage by role), only those present. */
+function outcomeFields(wire: OutcomeWire): Partial<RunView> {
+  const outcome = runOutcome(wire);
+  return {
+    ...(outcome.mode === 'plan' ? { mode: 'plan' as const } : {}),
+    ...(outcome.plan ? { plan: outcome.plan } : {}),
+    ...(outcome.checks.length ? { checks: outcome.checks } : {}),
+    ...(outcome.notVerified.length ? { notVerified: outcome.notVerified } : {}),
+    ...(Object.keys(outcome.usageByRole).length ? { usageByRole: outcome.usageByRole } : {}),
   };
 }
 
@@ -266,6 +290,8 @@ function storedRun(run: HistoryRunWire): RunView {
     status,
     ...(status === 'done' || !run.reason ? {} : { reason: run.reason }),
     ...(run.usage ? { usage: run.usage } : {}),
+    // A stored run carries its plan and checks when the server keeps them (issue 17).
+    ...outcomeFields(run as OutcomeWire),
   };
 }
 

@@ -1,0 +1,138 @@
+// The Agent view's side of issue 17: a plan run's card with Approve / Revise, the checks' results and
+// "Not verified", the usage per role; read from agent/runEnded and from a stored run.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import type { RunEndedNotification, UsageSummary } from '../../src/protocol';
+import { checksSection, planCard, roleUsageText, runOutcome } from '../../src/sessionView/outcome';
+import { renderConversation } from '../../src/sessionView/render';
+import { EMPTY_STATE, reduce, type ViewAction, type ViewState } from '../../src/sessionView/state';
+
+const usage = (inputTokens: number, costUsd: number | null = null): UsageSummary => ({
+  inputTokens,
+  outputTokens: 100,
+  cachedInputTokens: 0,
+  estimated: false,
+  costUsd,
+});
+
+const PLAN = {
+  summary: 'Make **mean()** divide by the count.',
+  files: ['stats.py', 'tests/test_stats.py'],
+  steps: ['Change the divisor in `mean()`.', 'Add a test for `[1, 2, 3]`.'],
+  checks: ['pytest tests/test_stats.py'],
+  risks: ['Callers that relied on <the old value>.'],
+};
+
+/** agent/runEnded with the issue-17 fields (as the server sends them) over the older ones. */
+function ended(over: Record<string, unknown> = {}): ViewAction {
+  const base: RunEndedNotification = {
+    sessionId: 's1',
+    status: 'done',
+    reason: 'the model answered',
+    answer: 'Here is the plan.',
+    usage: usage(900),
+    sessionUsage: usage(900),
+    proposal: { files: [], added: 0, removed: 0, governedBy: {} },
+  };
+  const extra = { mode: 'default', plan: null, checks: [], notVerified: [], usageByRole: { main: usage(900) }, ...over };
+  return { type: 'runEnded', ended: { ...base, ...extra } };
+}
+
+const fold = (actions: ViewAction[], from: ViewState = EMPTY_STATE): ViewState => actions.reduce(reduce, from);
+const md = (text: string) => `<p>${text.replace(/</g, '&lt;').replace(/>/g, '&gt;')}</p>`;
+const planRun: ViewAction[] = [{ type: 'runLaunched', sessionId: 's1', task: 'Fix mean()' }, ended({ mode: 'plan', plan: PLAN })];
+
+test('a plan run keeps its mode and plan; the card lists summary, files, numbered steps, checks and risks', () => {
+  const state = fold(planRun);
+  assert.equal(state.runs[0]?.mode, 'plan');
+  assert.deepEqual(state.runs[0]?.plan, PLAN);
+  assert.equal(state.runs[0]?.checks, undefined, 'no checks ran: the field is left out');
+  const out = renderConversation(state, md);
+  assert.ok(out.includes('<section class="plan" aria-label="Plan">'));
+  assert.ok(out.includes('data-mode="plan"') && out.includes('class="mode-badge"'), 'the run is marked as a plan run');
+  assert.ok(out.includes('<p>Make **mean()** divide by the count.</p>'), 'the summary goes through the markdown renderer');
+  assert.ok(out.includes('<ul class="plan-files"><li><code>stats.py</code></li><li><code>tests/test_stats.py</code></li></ul>'));
+  assert.ok(out.includes('<ol class="plan-steps markdown"><li><p>Change the divisor in `mean()`.</p></li><li><p>Add a test'), 'steps are an ordered list');
+  assert.ok(out.includes('<ul class="plan-checks"><li><code>pytest tests/test_stats.py</code></li></ul>'));
+  assert.ok(out.includes('Callers that relied on &lt;the old value&gt;.'), 'risks are escaped (by the renderer)');
+  assert.ok(out.includes('data-action="approvePlan"') && out.includes('data-action="revise"'), 'the latest plan can be approved or revised');
+  assert.ok(out.indexOf('Here is the plan.') < out.indexOf('class="plan"'), 'the card follows the answer');
+});
+
+test('only the latest plan, with nothing running, has Approve / Revise', () => {
+  const approved = fold([{ type: 'event', event: { sessionId: 's1', kind: 'runStarted', text: 'Implement the approved plan.', toolName: null, verdict: null, model: null, unsandboxed: null, usage: null, callUsage: null, sessionUsage: null, partial: null, approval: null, subagent: null } }], fold(planRun));
+  assert.equal(approved.running, true);
+  const running = renderConversation(approved, md);
+  assert.ok(running.includes('class="plan"'), 'the approved plan stays in the conversation');
+  assert.ok(!running.includes('data-action="approvePlan"'), 'no Approve while the implementation runs');
+  const done = reduce(approved, ended({ answer: 'Implemented.' }));
+  assert.equal(done.runs[1]?.mode, undefined);
+  assert.ok(!renderConversation(done, md).includes('data-action="approvePlan"'), 'an earlier plan has no buttons');
+});
+
+test('a plan run that ended without a plan shows no card; an empty plan field is no plan', () => {
+  const state = fold([{ type: 'runLaunched', sessionId: 's1', task: 't' }, ended({ mode: 'plan', plan: null, status: 'stopped', reason: 'max turns (15) reached' })]);
+  assert.equal(state.runs[0]?.mode, 'plan');
+  assert.equal(state.runs[0]?.plan, undefined);
+  assert.ok(!renderConversation(state, md).includes('class="plan"'));
+});
+
+test('checks: passed, failed and not run, with the output folded; "Not verified" lines; a false done says why', () => {
+  const checks = [
+    { command: 'pytest tests/test_stats.py', passed: true, exitCode: 0, outputTail: '1 passed' },
+    { command: 'ruff check <src>', passed: false, exitCode: 1, outputTail: 'E501 line too long' },
+    { command: 'make lint', passed: false, exitCode: null, outputTail: '' },
+  ];
+  const state = fold([
+    { type: 'runLaunched', sessionId: 's1', task: 'Fix mean()' },
+    ended({ status: 'stopped', reason: 'claims done, checks fail: ruff check <src>', checks, notVerified: ['make lint: denied by rule Bash(make *)'] }),
+  ]);
+  assert.deepEqual(state.runs[0]?.checks, checks);
+  assert.deepEqual(state.runs[0]?.notVerified, ['make lint: denied by rule Bash(make *)']);
+  const out = renderConversation(state, md);
+  assert.ok(out.includes('Checks: 1 of 3 passed'));
+  assert.ok(out.includes('<li class="check check-passed"><details class="check-output" data-key="check-0-0">'));
+  assert.ok(out.includes('codicon-pass') && out.includes('codicon-error') && out.includes('codicon-circle-slash'));
+  assert.ok(out.includes('<code class="check-command">ruff check &lt;src&gt;</code><span class="check-exit">exit 1</span>'));
+  assert.ok(out.includes('<pre>E501 line too long</pre>'), 'the output tail, folded');
+  assert.ok(out.includes('<li class="check check-not-run"><div class="check-line">'), 'no output: nothing to unfold');
+  assert.ok(out.includes('could not run'));
+  assert.ok(out.includes('<section class="not-verified" aria-label="Not verified">') && out.includes('make lint: denied by rule Bash(make *)'));
+  assert.ok(out.includes('stopped: claims done, checks fail: ruff check &lt;src&gt;'));
+  assert.ok(!/style=/.test(out));
+});
+
+test('usage per role shows only with more than one role, main first', () => {
+  assert.equal(roleUsageText({ main: usage(900) }), '');
+  assert.equal(roleUsageText(runOutcome({ usageByRole: { subagent: usage(50), compaction: usage(300, 0.001), main: usage(1900, 0.02) } }).usageByRole),
+    'main 2k tokens · $0.02, compaction 400 tokens · $0.0010, subagent 150 tokens');
+  const state = fold([{ type: 'runLaunched', sessionId: 's1', task: 't' }, ended({ usageByRole: { compaction: usage(300), main: usage(600) } })]);
+  assert.ok(renderConversation(state, md).includes('done · 1k tokens (main 700 tokens, compaction 400 tokens)'));
+  const single = fold([{ type: 'runLaunched', sessionId: 's1', task: 't' }, ended()]);
+  assert.ok(renderConversation(single, md).includes('done · 1k tokens</span>'));
+});
+
+test('an older server (no issue-17 fields) and malformed fields give an empty outcome', () => {
+  assert.deepEqual(runOutcome({}), { mode: 'default', checks: [], notVerified: [], usageByRole: {} });
+  assert.deepEqual(runOutcome({ mode: 'plan', plan: 'x', checks: [{ passed: true }, 3], notVerified: [1, 'a'], usageByRole: { main: 5 } }), {
+    mode: 'plan', checks: [], notVerified: ['a'], usageByRole: {},
+  });
+  assert.deepEqual(runOutcome({ plan: { summary: 'S' } }).plan, { summary: 'S', files: [], steps: [], checks: [], risks: [] });
+  assert.equal(checksSection([], [], '0'), '');
+  assert.ok(!planCard({ summary: '', files: [], steps: [], checks: [], risks: [] }, md, false).includes('<h4>'));
+});
+
+test('a resumed session shows its last plan when the stored run carries it, and it can be approved', () => {
+  const resumed = reduce(EMPTY_STATE, {
+    type: 'resumed',
+    session: {
+      sessionId: 's1', title: 'Fix mean', workspace: '/w', createdAt: '', updatedAt: '', runs: 1, status: 'done',
+      pendingFiles: [], model: '', usage: { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costUsd: null },
+    },
+  });
+  const stored = { task: 'Fix mean', items: [], status: 'done', reason: '', usage: usage(5), mode: 'plan', plan: PLAN };
+  const shown = reduce(resumed, { type: 'history', sessionId: 's1', runs: [stored], todos: [] });
+  assert.deepEqual(shown.runs[0]?.plan, PLAN);
+  assert.ok(renderConversation(shown, md).includes('data-action="approvePlan"'));
+});
