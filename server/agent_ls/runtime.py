@@ -6,7 +6,9 @@ copy the shell runs in, the tool registry, the AGENTS.md chain and skills, and t
 owns the conversation history and runs tasks on it.
 
 Order of a run: open the model (a ``ConfigError`` ends the run with status ``error``), build the
-system prompt and task message, then ``core.loop.run_loop``.
+system prompt and task message, then ``core.loop.run_loop``. A run's mode (``core.plan.RunMode``) is
+applied by ``tools.plan_mode.ModeRun``: a plan run gets read-only tools and the policy in plan mode and
+ends with a plan; the next default run of the session carries that plan in its task message.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from agent_ls.core.messages import (
     Usage,
     UserMessage,
 )
+from agent_ls.core.plan import Plan, RunMode
 from agent_ls.core.ports import ModelClient
 from agent_ls.core.proposal import FileChange
 from agent_ls.core.reminder import ReminderFacts, reminder_text
@@ -47,8 +50,9 @@ from agent_ls.models.request_body import ObservedModel, chat_encoder, context_wi
 from agent_ls.models.window import token_estimator, window_of
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools import read_output
-from agent_ls.tools.base import OutputKeeper
+from agent_ls.tools.base import OutputKeeper, ToolContext
 from agent_ls.tools.memory import MemoryNotes
+from agent_ls.tools.plan_mode import ModeRun
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.tools.session_tools import deferred_tools, origin_of
 from agent_ls.tools.skill import skill_tool
@@ -147,6 +151,7 @@ class Session:
             compaction put back, and the editor shows.
         history: the conversation so far (system message first).
         last_run: the ``RunEnded`` of the last run, or None.
+        pending_plan: the plan of the last plan run that no default run has carried yet, or None.
         compaction: what compactions keep across runs (the user's messages); see ``core.compaction``.
         outputs: where the whole text of cut tool results is kept (``keep_outputs``), or None.
     """
@@ -174,6 +179,7 @@ class Session:
     todos: TodoList = field(default_factory=TodoList, init=False)
     history: list[Message] = field(default_factory=list, init=False)
     last_run: RunEnded | None = field(default=None, init=False)
+    pending_plan: Plan | None = field(default=None, init=False)
     compaction: CompactionState = field(default_factory=CompactionState, init=False)
     outputs: OutputKeeper | None = field(default=None, init=False)
     _outputs_named: bool = field(default=False, init=False)
@@ -289,8 +295,12 @@ class Session:
         emit: EventSink,
         usage_before: Usage = NO_USAGE,
         open_model: ModelOpener | None = None,
+        mode: RunMode = "default",
     ) -> RunEnded:
         """Run ``task`` to a stop condition and return the ``RunEnded`` event (also emitted last).
+
+        ``mode`` ``plan``: read-only tools, edits refused by the policy, the run ends with a plan
+        (``tools.plan_mode``); ``default`` after a plan run: the task message carries the approved plan.
 
         ``usage_before`` is the usage of the editor session's earlier runs; events report the sum.
         ``open_model`` replaces the session's own model opener for this run (a client the caller
@@ -312,7 +322,7 @@ class Session:
                 reason = f"internal error: {type(exc).__name__}: {exc}"
             emit(RunStarted(session_id=self.session_id, task=task, model="(none)"))
             ended = RunEnded(
-                status="error", reason=reason, answer="", usage=Usage(), session_usage=usage_before
+                status="error", reason=reason, answer="", usage=Usage(), session_usage=usage_before, mode=mode
             )
             emit(ended)
             self.last_run = ended
@@ -333,7 +343,12 @@ class Session:
             loaded.append(
                 InstructionsLoaded("chain", _chain_labels(self.context), _chain_detail(self.context))
             )
-        self.history.append(self._user_message(task, focus, loaded.append))
+        moded = ModeRun(
+            mode, self.pending_plan, self.registry, self.policy, ToolContext(self.overlay, self.runner)
+        )
+        asked = self._user_message(task, focus, loaded.append)
+        self.history.append(UserMessage(moded.task_text(asked.text)))
+        self.pending_plan = moded.pending
 
         def before_turn(history: list[Message]) -> None:
             for event in loaded:
@@ -346,21 +361,25 @@ class Session:
         if self.subagents is not None:
             self.subagents.model = model  # the run's model, for its subagents
         try:
-            ended = await run_loop(
-                session_id=self.session_id,
-                task=task,
-                history=self.history,
-                model=model,
-                tools=self.registry,
-                emit=emit,
-                limits=self.limits,
-                session_usage=usage_before,
-                before_turn=before_turn,
-                unsandboxed=unsandboxed,
-                left_out=self.runner.take_left_out,
-                compactor=self.compactor(model),
-                reminder=self._reminder,
-            )
+            with moded:
+                ended = await run_loop(
+                    session_id=self.session_id,
+                    task=task,
+                    history=self.history,
+                    model=model,
+                    tools=moded.tools,
+                    emit=moded.sink(emit),
+                    ended_by=moded.ended_by,
+                    limits=self.limits,
+                    session_usage=usage_before,
+                    before_turn=before_turn,
+                    unsandboxed=unsandboxed,
+                    left_out=self.runner.take_left_out,
+                    compactor=self.compactor(model),
+                    reminder=self._reminder,
+                )
+            ended = moded.ended or ended
+            self.pending_plan = moded.pending
         finally:
             if self.subagents is not None:
                 self.subagents.model = None
