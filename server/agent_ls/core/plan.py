@@ -82,7 +82,7 @@ class Plan:
         ``Risks`` section each when not empty. What a client without plan support shows as the answer."""
         parts = [self.summary.strip()]
         if self.files:
-            parts.append("Files:\n" + "\n".join(f"- {path}" for path in self.files))
+            parts.append("Files:\n" + "\n".join(f"- `{path}`" for path in self.files))
         if self.steps:
             parts.append("Steps:\n" + "\n".join(f"{n}. {step}" for n, step in enumerate(self.steps, 1)))
         if self.checks:

@@ -13,16 +13,25 @@ reading memory, research subagents) and ``submit_plan``. What it may call:
   (``PermissionPolicy.plan_mode``): ``write_file``/``edit_file`` and any command that is not read-only are
   denied there, so nothing reaches the proposal. A ``task`` subagent's tools are read-only (``tools.task``)
   and share that policy.
+
+``ModeRun`` is one run's mode as the session applies it: the task text (plan mode's note, or the
+approved plan for the default run that follows a plan run), the policy in plan mode for the run's
+length, the tools, and the ``RunEnded`` with its ``mode`` and ``plan``. A plan run whose model answers
+without calling ``submit_plan`` ends ``stopped`` with ``NO_PLAN`` (rather than asking again: the user
+reads the answer and decides, and a second request would cost a turn the model already declined).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from types import TracebackType
 
 from agent_ls.core.context import wrap_tool_result
-from agent_ls.core.events import EventSink, ToolCallFinished, ToolCallStarted, VerdictGiven
+from agent_ls.core.events import Event, EventSink, RunEnded, ToolCallFinished, ToolCallStarted, VerdictGiven
+from agent_ls.core.markdown_defang import defang_markdown
 from agent_ls.core.messages import ToolCall, ToolResultMessage, ToolSpec
-from agent_ls.core.plan import Plan
+from agent_ls.core.plan import PLAN_MODE_NOTE, Plan, RunMode, approved_plan_text
 from agent_ls.core.ports import DENIED, Approval, ApprovalRequest, ToolExecutor
 from agent_ls.core.untrusted_json import well_formed
 from agent_ls.policy.engine import PLAN_RULE, PermissionPolicy
@@ -51,6 +60,12 @@ REFUSED = frozenset({"memory_append", "memory_rewrite"})
 
 PLAN_SUBMITTED = "plan submitted for approval"
 """``RunEnded.reason`` of a plan run that ended with its plan."""
+
+NO_PLAN = (
+    "no plan: the model answered without calling submit_plan; run the plan again, or continue the "
+    "session in default mode to act on its answer"
+)
+"""``RunEnded.reason`` of a plan run whose model answered in text only (status ``stopped``)."""
 
 
 class _NobodyAsked:
@@ -107,4 +122,98 @@ def _refuse(call: ToolCall, emit: EventSink) -> ToolResultMessage:
     emit(ToolCallFinished(call_id=call_id, name=name, is_error=True, output=text))
     return ToolResultMessage(
         call_id=call_id, name=name, content=wrap_tool_result(name, text, True), is_error=True
+    )
+
+
+class ModeRun:
+    """One run's mode, applied by ``runtime.Session.run`` (module docstring).
+
+    Args:
+        mode: the run's mode.
+        pending: the session's plan not implemented yet (the last plan run's), or None.
+        tools: the session's registry.
+        policy: the session's policy, in plan mode while the ``with`` block of a plan run lasts.
+        ctx: the session's overlay and runner, for ``submit_plan``'s registry.
+
+    Attributes:
+        tools: the loop's ``ToolExecutor``: ``PlanModeTools`` in plan mode, else ``tools`` as given.
+        pending: the session's plan not implemented yet after this run: the plan a plan run submitted
+            (else the one before), None once a default run has carried it.
+        ended: the run's ``RunEnded`` as emitted (``sink``), or None before it.
+    """
+
+    def __init__(
+        self,
+        mode: RunMode,
+        pending: Plan | None,
+        tools: ToolExecutor,
+        policy: PermissionPolicy,
+        ctx: ToolContext,
+    ) -> None:
+        self.mode: RunMode = mode
+        self.pending = pending
+        self._policy = policy
+        self._planner = PlanModeTools(tools, policy, ctx) if mode == "plan" else None
+        self.tools: ToolExecutor = self._planner or tools
+        self.ended: RunEnded | None = None
+
+    def task_text(self, text: str) -> str:
+        """The task message's text: plan mode's note first in a plan run; the approved plan first in the
+        default run that follows one (which then no longer has a pending plan)."""
+        if self.mode == "plan":
+            return f"{PLAN_MODE_NOTE}\n\n{text}"
+        if self.pending is None:
+            return text
+        approved, self.pending = self.pending, None
+        return f"{approved_plan_text(approved)}\n\n{text}"
+
+    def ended_by(self) -> str | None:
+        """The loop's ``ended_by``: ``PLAN_SUBMITTED`` once a plan run's plan is in."""
+        return self._planner.ended() if self._planner is not None else None
+
+    def sink(self, emit: EventSink) -> EventSink:
+        """``emit`` with the run's own ``RunEnded`` completed by ``finish`` (a subagent's, wrapped in a
+        ``SubagentEvent``, passes as it is)."""
+
+        def forward(event: Event) -> None:
+            if isinstance(event, RunEnded):
+                event = self.finish(event)
+            emit(event)
+
+        return forward
+
+    def finish(self, ended: RunEnded) -> RunEnded:
+        """``ended`` with the run's ``mode``; for a plan run, its plan (defanged, like the answer, which
+        becomes the plan's markdown) or, when it answered without one, status ``stopped`` and ``NO_PLAN``."""
+        ended = replace(ended, mode=self.mode)
+        if self._planner is not None:
+            plan = self._planner.plan
+            if plan is not None:
+                plan = _defanged(plan)
+                self.pending = plan
+                ended = replace(ended, plan=plan, answer=plan.markdown())
+            elif ended.status == "done":
+                ended = replace(ended, status="stopped", reason=NO_PLAN)
+        self.ended = ended
+        return ended
+
+    def __enter__(self) -> ModeRun:
+        self._policy.plan_mode = self.mode == "plan"
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._policy.plan_mode = False
+
+
+def _defanged(plan: Plan) -> Plan:
+    """``plan`` with its prose defanged (``core.markdown_defang``), since a client renders it as markdown;
+    file paths and check commands are kept exactly (they are shown as code)."""
+
+    def clean(items: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(defang_markdown(item).text for item in items)
+
+    return Plan(
+        defang_markdown(plan.summary).text, plan.files, clean(plan.steps), plan.checks, clean(plan.risks)
     )
