@@ -41,9 +41,17 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agent_ls.core.budgets import budget_spent
+from agent_ls.core.checks import (
+    CHECK_FEEDBACK_ROUNDS,
+    CheckResult,
+    claims_done_reason,
+    feedback_message,
+    not_verified,
+)
 from agent_ls.core.compaction import Compactor
 from agent_ls.core.errors import ModelContextOverflowError, ModelError
 from agent_ls.core.events import (
+    ChecksRan,
     ContextCompacted,
     Event,
     EventSink,
@@ -70,7 +78,7 @@ from agent_ls.core.messages import (
     UserMessage,
 )
 from agent_ls.core.model_markup import leftover_markup
-from agent_ls.core.ports import ModelClient, ToolExecutor
+from agent_ls.core.ports import ModelClient, ToolExecutor, Verifier
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +88,9 @@ log = logging.getLogger(__name__)
 CUT_OFF = frozenset({"length", "max_tokens", "max_output_tokens"})
 FILTERED = frozenset({"content_filter", "refusal"})
 
-INTERRUPTED = "interrupted: the run stopped before this tool call finished; it may not have run."
+INTERRUPTED = (
+    "interrupted: the run stopped before this tool call finished; it may not have run."
+)
 
 
 @dataclass(frozen=True)
@@ -115,6 +125,7 @@ async def run_loop(
     compactor: Compactor | None = None,
     reminder: Callable[[int, Usage], str] | None = None,
     ended_by: Callable[[], str | None] | None = None,
+    verifier: Verifier | None = None,
 ) -> RunEnded:
     """Run the agent until a stop condition, appending to ``history`` in place.
 
@@ -135,23 +146,46 @@ async def run_loop(
         compactor: keeps each request under the model's window (``core.compaction``), or None.
         ended_by: called after each turn's tool calls; a reason ends the run ``done`` with it (plan mode:
             the plan was submitted), None goes on.
+        verifier: the task's acceptance checks (``core.checks``), or None. When the model answers without a
+            tool call they run; a failure goes back to the model as a user message (``CHECK_FEEDBACK_ROUNDS``
+            times), then ends the run ``stopped`` with "claims done, checks fail: …". ``RunEnded.checks``
+            holds the results the run ended on; ``not_verified`` each check not run at the end, and why.
 
     Returns:
         The ``RunEnded`` event (also emitted). Never raises: cancellation of the calling task ends the
         run with status ``cancelled`` and the cancellation is not propagated further.
     """
-    emit(RunStarted(session_id=session_id, task=task, model=model.model_name, unsandboxed=unsandboxed))
+    emit(
+        RunStarted(
+            session_id=session_id,
+            task=task,
+            model=model.model_name,
+            unsandboxed=unsandboxed,
+        )
+    )
     run = _RunState(before=session_usage)
     status: RunStatus
     try:
         status, reason = await _turns(
-            run, history, model, tools, emit, limits, before_turn, compactor, reminder, ended_by
+            run,
+            history,
+            model,
+            tools,
+            emit,
+            limits,
+            before_turn,
+            compactor,
+            reminder,
+            ended_by,
+            verifier,
         )
     except asyncio.CancelledError:
         status, reason = "cancelled", "cancelled by the user"
     except ModelError as exc:
         status, reason = "error", str(exc)
-    except Exception as exc:  # an invariant broke: report it rather than lose the session
+    except (
+        Exception
+    ) as exc:  # an invariant broke: report it rather than lose the session
         log.exception("run %s failed", session_id)
         status, reason = "error", f"internal error: {type(exc).__name__}: {exc}"
     _answer_orphans(history)
@@ -161,9 +195,23 @@ async def run_loop(
         answer=defang_markdown(_last_text(history)).text,
         usage=run.total,
         session_usage=session_usage + run.total,
+        checks=run.checks,
+        not_verified=_not_verified(run, verifier, status),
     )
     emit(ended)
     return ended
+
+
+def _not_verified(
+    run: _RunState, verifier: Verifier | None, status: RunStatus
+) -> tuple[str, ...]:
+    """The checks not run at the end: those the last round could not run, or every one when the run
+    ended before a round it could end on (the model never said it was done, or went on after one)."""
+    if run.checks:
+        return not_verified(run.checks)
+    commands = verifier.commands() if verifier is not None else ()
+    why = f"the run ended ({status}) before the model said it was done"
+    return tuple(f"{' '.join(command.split())}: not run: {why}" for command in commands)
 
 
 _LEFT_OUT_SHOWN = 10
@@ -174,7 +222,11 @@ def _with_left_out(reason: str, left_out: Sequence[str]) -> str:
     if not left_out:
         return reason
     shown = ", ".join(left_out[:_LEFT_OUT_SHOWN])
-    more = f", and {len(left_out) - _LEFT_OUT_SHOWN} more" if len(left_out) > _LEFT_OUT_SHOWN else ""
+    more = (
+        f", and {len(left_out) - _LEFT_OUT_SHOWN} more"
+        if len(left_out) > _LEFT_OUT_SHOWN
+        else ""
+    )
     count = "1 change" if len(left_out) == 1 else f"{len(left_out)} changes"
     return f"{reason}; {count} made by commands not in the proposal: {shown}{more}"
 
@@ -185,6 +237,9 @@ class _RunState:
 
     before: Usage
     total: Usage = field(default_factory=Usage)
+    checks: tuple[CheckResult, ...] = ()
+    """The acceptance checks' results, while the run may end on them (cleared when the model goes on)."""
+    check_rounds: int = 0
 
 
 async def _turns(
@@ -198,6 +253,7 @@ async def _turns(
     compactor: Compactor | None = None,
     reminder: Callable[[int, Usage], str] | None = None,
     ended_by: Callable[[], str | None] | None = None,
+    verifier: Verifier | None = None,
 ) -> tuple[RunStatus, str]:
     for turn in range(1, limits.max_turns + 1):
         if turn > 1 and (spent := _budget(run, limits, model)) is not None:
@@ -210,23 +266,38 @@ async def _turns(
         if compactor is not None and compactor.needed(_with_note(history, note), specs):
             await _compact(compactor, history, specs, model, emit, "auto", note)
         try:
-            response = await _complete(model, _with_note(history, note), specs, emit, limits)
+            response = await _complete(
+                model, _with_note(history, note), specs, emit, limits
+            )
         except ModelContextOverflowError:
             if compactor is None:
                 raise
             await _compact(compactor, history, specs, model, emit, "overflow", note)
-            response = await _complete(model, _with_note(history, note), specs, emit, limits)
+            response = await _complete(
+                model, _with_note(history, note), specs, emit, limits
+            )
         message = response.message
         history.append(message)
         if compactor is not None:
             compactor.observe(len(history), response.usage)
         run.total = run.total + response.usage
         if message.text or message.reasoning:
-            text, reasoning = defang_markdown(message.text), defang_markdown(message.reasoning)
+            text, reasoning = (
+                defang_markdown(message.text),
+                defang_markdown(message.reasoning),
+            )
             emit(MessageCompleted(text=text.text, reasoning=reasoning.text))
             if text.targets or reasoning.targets:
-                emit(RemoteContentDefanged(tuple(dict.fromkeys(text.targets + reasoning.targets))))
-        emit(UsageReported(usage=response.usage, total=run.total, session=run.before + run.total))
+                emit(
+                    RemoteContentDefanged(
+                        tuple(dict.fromkeys(text.targets + reasoning.targets))
+                    )
+                )
+        emit(
+            UsageReported(
+                usage=response.usage, total=run.total, session=run.before + run.total
+            )
+        )
         if not message.tool_calls and response.finish_reason in CUT_OFF:
             return "stopped", (
                 f"model {model.model_name} hit its output token limit (finish reason "
@@ -239,7 +310,10 @@ async def _turns(
             )
         if not message.tool_calls and not message.text.strip():
             # Nothing said, nothing done (seen with small local models): never a silent "done".
-            return "stopped", f"model {model.model_name} returned an empty reply (no text and no tool call)"
+            return (
+                "stopped",
+                f"model {model.model_name} returned an empty reply (no text and no tool call)",
+            )
         markup = [] if message.tool_calls else leftover_markup(message.text)
         if markup:
             return "stopped", (
@@ -248,13 +322,45 @@ async def _turns(
                 "does not match this model"
             )
         if not message.tool_calls:
-            return "done", "the model answered"
+            if verifier is None or not verifier.commands():
+                return "done", "the model answered"
+            verdict = await _check(run, history, verifier, emit)
+            if verdict is not None:
+                return verdict
+            continue  # the failures went back to the model
         for call in message.tool_calls:
-            history.append(await tools.execute(call, lambda event: _count_subagent(run, event, emit)))
+            history.append(
+                await tools.execute(
+                    call, lambda event: _count_subagent(run, event, emit)
+                )
+            )
         if ended_by is not None and (ended := ended_by()) is not None:
             return "done", ended
     turns = "turn" if limits.max_turns == 1 else "turns"
     return "stopped", f"clean stop: maximum of {limits.max_turns} {turns} exceeded"
+
+
+async def _check(
+    run: _RunState, history: list[Message], verifier: Verifier, emit: EventSink
+) -> tuple[RunStatus, str] | None:
+    """The model said it was done: run the checks. Returns how the run ends, or None when the failures
+    went back to the model (appended to ``history``) and the run goes on."""
+    results = await verifier.run(emit)
+    run.check_rounds += 1
+    run.checks = results
+    emit(ChecksRan(results, run.check_rounds))
+    failed = [result for result in results if result.failed]
+    if not failed:
+        passed = sum(result.passed for result in results)
+        unrun = len(results) - passed
+        return "done", f"the model answered; acceptance checks: {passed} passed" + (
+            f", {unrun} not run" if unrun else ""
+        )
+    if run.check_rounds > CHECK_FEEDBACK_ROUNDS:
+        return "stopped", claims_done_reason(failed)
+    run.checks = ()  # the model goes on: these results no longer describe the proposal
+    history.append(UserMessage(feedback_message(failed)))
+    return None
 
 
 def _count_subagent(run: _RunState, event: Event, emit: EventSink) -> None:
@@ -271,12 +377,19 @@ def _with_note(history: list[Message], note: str) -> list[Message]:
 
 def _budget(run: _RunState, limits: LoopLimits, model: ModelClient) -> str | None:
     return budget_spent(
-        run.total, max_tokens=limits.max_tokens, max_cost_usd=limits.max_cost_usd, model_name=model.model_name
+        run.total,
+        max_tokens=limits.max_tokens,
+        max_cost_usd=limits.max_cost_usd,
+        model_name=model.model_name,
     )
 
 
 async def _complete(
-    model: ModelClient, history: list[Message], specs: list[ToolSpec], emit: EventSink, limits: LoopLimits
+    model: ModelClient,
+    history: list[Message],
+    specs: list[ToolSpec],
+    emit: EventSink,
+    limits: LoopLimits,
 ) -> ModelResponse:
     deltas = _DefangedDeltas(emit)
     try:
@@ -300,8 +413,14 @@ async def _compact(
     note: str,
 ) -> None:
     trailing = [UserMessage(note)] if note else []
-    done = await compactor.compact(history, specs, model, force=reason == "overflow", trailing=trailing)
-    emit(ContextCompacted(reason, done.how, done.tokens_before, done.tokens_after, done.pruned))
+    done = await compactor.compact(
+        history, specs, model, force=reason == "overflow", trailing=trailing
+    )
+    emit(
+        ContextCompacted(
+            reason, done.how, done.tokens_before, done.tokens_after, done.pruned
+        )
+    )
 
 
 class _DefangedDeltas:
@@ -329,7 +448,11 @@ class _DefangedDeltas:
         for kind, stream in self._streams.items():
             rest = stream.flush()
             if rest:
-                self._emit(MessageDelta(text=rest, kind="text" if kind == "text" else "reasoning"))
+                self._emit(
+                    MessageDelta(
+                        text=rest, kind="text" if kind == "text" else "reasoning"
+                    )
+                )
 
 
 def _last_text(history: list[Message]) -> str:
@@ -344,12 +467,19 @@ def _answer_orphans(history: list[Message]) -> None:
     for index in range(len(history) - 1, -1, -1):
         message = history[index]
         if isinstance(message, AssistantMessage):
-            answered = {m.call_id for m in history[index + 1 :] if isinstance(m, ToolResultMessage)}
+            answered = {
+                m.call_id
+                for m in history[index + 1 :]
+                if isinstance(m, ToolResultMessage)
+            }
             for call in message.tool_calls:
                 if call.call_id not in answered:
                     history.append(
                         ToolResultMessage(
-                            call_id=call.call_id, name=call.name, content=INTERRUPTED, is_error=True
+                            call_id=call.call_id,
+                            name=call.name,
+                            content=INTERRUPTED,
+                            is_error=True,
                         )
                     )
             return

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from agent_ls.core.checks import CheckResult
 from agent_ls.core.events import EventSink
 from agent_ls.core.file_views import PageRequest, SearchResult, TextPage
 from agent_ls.core.messages import Message, ModelResponse, ToolCall, ToolResultMessage, ToolSpec
@@ -158,6 +159,23 @@ class CommandRunner(Protocol):
     """
 
     async def run(self, command: str, timeout_s: float) -> CommandResult: ...
+
+
+class Verifier(Protocol):
+    """Runs a task's acceptance checks when the model says it is done (``core.checks``; implemented by
+    ``tools.acceptance.AcceptanceChecks``).
+
+    Contract:
+        - ``commands`` are the checks in order (empty: the run has none, and ``run`` is not called).
+        - ``run`` runs each one as the ``bash`` tool would, in the shadow copy with the proposal and under
+          the permission policy (asking the approver on "ask", emitting each ``VerdictGiven``), and
+          returns one ``CheckResult`` per command, in order; a check that may not run is a result with
+          ``not_run``, never an exception. Never raises except ``CancelledError``.
+    """
+
+    def commands(self) -> Sequence[str]: ...
+
+    async def run(self, emit: EventSink) -> tuple[CheckResult, ...]: ...
 
 
 class Workspace(Protocol):
