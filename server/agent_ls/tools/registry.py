@@ -59,7 +59,7 @@ from agent_ls.core.events import (
     VerdictGiven,
 )
 from agent_ls.core.messages import ToolCall, ToolResultMessage, ToolSpec
-from agent_ls.core.ports import ApprovalRequest, Approver
+from agent_ls.core.ports import ApprovalRequest, Approver, CommandResult
 from agent_ls.core.untrusted_json import ARGUMENT_MAX_DEPTH, JSONTooDeep, loads, well_formed
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools import read_output
@@ -195,6 +195,29 @@ class ToolRegistry:
         return ToolResultMessage(
             call_id=call.call_id, name=call.name, content=wrapped, is_error=result.is_error
         )
+
+    async def run_command(self, command: str, call_id: str, emit: EventSink) -> CommandResult | str:
+        """Run ``command`` as a ``bash`` call the harness makes itself (an acceptance check,
+        ``tools.acceptance``), not the model: the same permission check (verdict, question to the approver,
+        ``VerdictGiven`` under ``call_id``), then the session's runner with ``command_timeout_s`` seconds.
+
+        Returns:
+            The refusal text (the same the model would read) when it may not run, else the
+            ``CommandResult``; ``ProposalChanged`` is emitted when the command changed the proposal. Never
+            raises except ``asyncio.CancelledError``.
+        """
+        tool = self._tools.get("bash")
+        if tool is None:
+            return "this session runs no shell commands (no bash tool)"
+        refusal, _ = await self._check_permission(tool, tool.args(command=command), call_id, emit)
+        if refusal is not None:
+            return refusal
+        result = await self._ctx.runner.run(command, self._ctx.command_timeout_s)
+        if result.changed_paths:
+            emit(
+                ProposalChanged(paths=tuple(sorted(change.path for change in self._ctx.workspace.proposal())))
+            )
+        return result
 
     async def _keep_whole(self, call_id: str, result: _Result, shown: str, keeper: OutputKeeper) -> str:
         """``shown`` ending with ``read_output.kept_note`` once the whole text is kept; ``shown`` as it is
