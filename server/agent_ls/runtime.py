@@ -23,6 +23,7 @@ from pathlib import Path
 
 from agent_ls.config import LoadedConfig
 from agent_ls.context_report import REMINDER, ContextReport, KnownText, known_texts, measure
+from agent_ls.core.checks import checks_line
 from agent_ls.core.compaction import DEFAULT_THRESHOLD, CompactionState, Compactor
 from agent_ls.core.context import Focus, system_prompt, task_message
 from agent_ls.core.errors import AgentLsError
@@ -50,6 +51,7 @@ from agent_ls.models.request_body import ObservedModel, chat_encoder, context_wi
 from agent_ls.models.window import token_estimator, window_of
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.tools import read_output
+from agent_ls.tools.acceptance import AcceptanceChecks, activated_skill_checks
 from agent_ls.tools.base import OutputKeeper, ToolContext
 from agent_ls.tools.memory import MemoryNotes
 from agent_ls.tools.plan_mode import ModeRun
@@ -146,6 +148,7 @@ class Session:
         show_request: gets each request before it is sent, as text (``models.request_body.describe_request``,
             the API key redacted): ``agent-ls run --debug``, the editor's ``agentLs.trace``; None: not shown.
         memory: the workspace's notes file (the memory tools), or None: no memory tools.
+        redact: replaces secrets in what the harness reads back itself (acceptance checks' output tails).
         subagents: runs the ``task`` tool's subagents (given each run's model), or None: no ``task`` tool.
         todos: the todo list the model keeps with ``todo_write`` (``core.todos``): what the reminder and a
             compaction put back, and the editor shows.
@@ -175,6 +178,7 @@ class Session:
     open_summarizer: ModelOpener | None = None
     show_request: Callable[[str], None] | None = None
     memory: MemoryNotes | None = None
+    redact: Callable[[str], str] | None = None
     subagents: Subagents | None = None
     todos: TodoList = field(default_factory=TodoList, init=False)
     history: list[Message] = field(default_factory=list, init=False)
@@ -296,11 +300,15 @@ class Session:
         usage_before: Usage = NO_USAGE,
         open_model: ModelOpener | None = None,
         mode: RunMode = "default",
+        checks: Sequence[str] = (),
     ) -> RunEnded:
         """Run ``task`` to a stop condition and return the ``RunEnded`` event (also emitted last).
 
         ``mode`` ``plan``: read-only tools, edits refused by the policy, the run ends with a plan
         (``tools.plan_mode``); ``default`` after a plan run: the task message carries the approved plan.
+
+        ``checks`` are acceptance commands (``core.checks``), joined by those of the skills activated; the
+        task message names them, and a default run runs them when the model says it is done.
 
         ``usage_before`` is the usage of the editor session's earlier runs; events report the sum.
         ``open_model`` replaces the session's own model opener for this run (a client the caller
@@ -347,6 +355,11 @@ class Session:
             mode, self.pending_plan, self.registry, self.policy, ToolContext(self.overlay, self.runner)
         )
         asked = self._user_message(task, focus, loaded.append)
+        verifier = AcceptanceChecks(
+            self.registry, checks, lambda: activated_skill_checks(self.activations), self.redact
+        )
+        if mode == "default" and (line := checks_line(verifier.commands())):
+            asked = UserMessage(f"{asked.text}\n\n{line}")
         self.history.append(UserMessage(moded.task_text(asked.text)))
         self.pending_plan = moded.pending
 
@@ -377,6 +390,7 @@ class Session:
                     left_out=self.runner.take_left_out,
                     compactor=self.compactor(model),
                     reminder=self._reminder,
+                    verifier=verifier if mode == "default" else None,
                 )
             ended = moded.ended or ended
             self.pending_plan = moded.pending

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from agent_ls.core.checks import CheckResult, output_tail
 from agent_ls.core.events import EventSink
 from agent_ls.core.ports import CommandResult
+from agent_ls.instructions.activation import SkillActivations
 from agent_ls.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,13 @@ CALL_ID_PREFIX = "agent-ls-check-"
 def skill_checks(metadata: Mapping[str, str]) -> list[str]:
     """The commands of a skill's ``metadata`` ``checks`` entry: one per non-blank line, stripped, in order."""
     return [line.strip() for line in metadata.get(CHECKS_METADATA_KEY, "").splitlines() if line.strip()]
+
+
+def activated_skill_checks(activations: SkillActivations) -> list[str]:
+    """The checks of every skill activated in the session, in activation order (a skill a reload removed
+    is left out)."""
+    found = (activations.skills.get(activation.name) for activation in activations.active())
+    return [command for skill in found if skill is not None for command in skill_checks(skill.metadata)]
 
 
 class AcceptanceChecks:
