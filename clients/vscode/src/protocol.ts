@@ -133,6 +133,26 @@ export interface RunParams {
   maxTokens?: number | null;
   /** This run's cost budget in US dollars; over `agentLs.maxCostUsd`. */
   maxCostUsd?: number | null;
+  /**
+   * `plan`: read-only tools, edits refused by the policy, the run ends with a `plan` (docs/modes.md);
+   * `default` after a plan run of the same session implements that plan ("Approve plan").
+   */
+  mode?: RunMode;
+}
+
+/** A run's mode; left out of `RunParams`, `default`. */
+export type RunMode = 'default' | 'plan';
+
+/**
+ * The plan a plan run ended with: `files` workspace-relative, `steps` in order, `checks` commands that
+ * verify the result, `risks`.
+ */
+export interface PlanWire {
+  summary: string;
+  files: string[];
+  steps: string[];
+  checks: string[];
+  risks: string[];
 }
 
 /** `agent.runSkill`: run `skill` explicitly on the file `uri` (the run's task is `/<skill> <args>`). */
@@ -145,6 +165,8 @@ export interface RunSkillParams {
   diagnostics?: WireDiagnostic[] | null;
   /** Continue this session, as `RunParams.sessionId`; left out, a new one starts. */
   sessionId?: string | null;
+  /** As `RunParams.mode`. */
+  mode?: RunMode;
 }
 
 /**
@@ -219,6 +241,9 @@ export interface HistoryItemWire {
 export interface HistoryRunWire {
   task: string;
   items: HistoryItemWire[];
+  mode: RunMode;
+  /** The plan a plan run ended with (shown again by an editor that resumes the session); else null. */
+  plan: PlanWire | null;
   status: string;
   reason: string;
   usage: UsageSummary | null;
@@ -512,6 +537,12 @@ export interface RunEndedNotification {
   usage: UsageSummary;
   sessionUsage: UsageSummary;
   proposal: ProposalSummary;
+  mode: RunMode;
+  /**
+   * Only for a plan run that ended with its plan (`submit_plan`); `answer` is then the plan as markdown.
+   * A following `agent.run {sessionId}` in default mode implements it.
+   */
+  plan: PlanWire | null;
 }
 
 /** A review finding: `path` workspace-relative POSIX, `line` and `endLine` 1-based and inclusive. */

@@ -157,6 +157,20 @@ class ProblemsOfTextResult(_Lenient):
     files: list[FileDiagnostics]
 
 
+RunModeWire = Literal["default", "plan"]
+
+
+class PlanWire(_Wire):
+    """The plan a plan run ended with (``core.plan.Plan``): ``files`` workspace-relative, ``steps`` in
+    order, ``checks`` commands that verify the result, ``risks``."""
+
+    summary: str
+    files: list[str]
+    steps: list[str]
+    checks: list[str]
+    risks: list[str]
+
+
 class RunParams(_Lenient):
     """A task starting with ``/<skill> args`` runs that skill explicitly (its body is injected up front)."""
 
@@ -171,6 +185,9 @@ class RunParams(_Lenient):
     """This run's token budget (input plus output tokens of its model calls); over ``agentLs.maxTokens``."""
     max_cost_usd: float | None = Field(default=None, gt=0)
     """This run's cost budget in US dollars; over ``agentLs.maxCostUsd``."""
+    mode: RunModeWire = "default"
+    """``plan``: read-only tools, edits refused by the policy, the run ends with a ``plan`` (docs/modes.md);
+    ``default`` after a plan run of the same session implements that plan ("Approve plan")."""
 
 
 class RunSkillParams(_Lenient):
@@ -183,6 +200,8 @@ class RunSkillParams(_Lenient):
     model: str | None = None
     diagnostics: list[WireDiagnostic] | None = None
     session_id: str | None = Field(default=None, min_length=1)
+    mode: RunModeWire = "default"
+    """As ``RunParams.mode``."""
 
 
 class ListSessionsParams(_Lenient):
@@ -227,6 +246,9 @@ class HistoryRunWire(_Wire):
 
     task: str
     items: list[HistoryItemWire]
+    mode: RunModeWire = "default"
+    plan: PlanWire | None = None
+    """The plan a plan run ended with (shown again by an editor that resumes the session); else null."""
     status: str
     reason: str
     usage: UsageSummary | None = None
@@ -439,6 +461,10 @@ class RunEndedNotification(_Wire):
     usage: UsageSummary
     session_usage: UsageSummary
     proposal: ProposalSummary
+    mode: RunModeWire = "default"
+    plan: PlanWire | None = None
+    """Only for a plan run that ended with its plan (``submit_plan``); ``answer`` is then the plan as
+    markdown. A following ``agent.run {sessionId}`` in default mode implements it."""
 
 
 class ReviewFindingWire(_Lenient):

@@ -5,7 +5,8 @@ so an editor that resumes a session (the VS Code Agent view's picker) shows what
 Read from the session file's records in order (docs/sessions.md): ``run_start`` opens a run;
 ``message`` records add the assistant's text and tool calls and the tool results (the user's messages
 are the tasks, already in ``run_start``, plus the editor context, which is not shown); ``verdict``
-records fill in the verdicts; ``run_end`` gives the status, the reason and the usage. A ``compaction``
+records fill in the verdicts; a ``plan`` record gives a plan run's plan; ``run_end`` gives the status, the
+reason, the usage and the mode. A ``compaction``
 record rewrites the model's history, not what happened: it is skipped. Records before the first run,
 of unknown kinds or malformed, are skipped. Tool arguments and results are clipped to
 ``TEXT_CHARS`` characters (the session file has them whole).
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent_ls.core.messages import AssistantMessage, ToolResultMessage, Usage
+from agent_ls.core.plan import Plan
 from agent_ls.sessions.records import message_from, usage_from
 
 TEXT_CHARS = 2000
@@ -45,10 +47,13 @@ class HistoryItem:
 
 @dataclass
 class HistoryRun:
-    """One run: ``status`` is ``interrupted`` until its ``run_end``; ``usage`` None until then."""
+    """One run: ``status`` is ``interrupted`` until its ``run_end``; ``usage`` None until then; ``mode``
+    ``default`` until its ``run_end`` says otherwise; ``plan`` the plan a plan run ended with, or None."""
 
     task: str
     items: list[HistoryItem] = field(default_factory=list)
+    mode: str = "default"
+    plan: Plan | None = None
     status: str = "interrupted"
     reason: str = ""
     usage: Usage | None = None
@@ -85,7 +90,10 @@ def _add(run: HistoryRun, record: dict[str, Any]) -> None:
             rule=str(record["rule"]) if record.get("rule") else None,
             approval=str(approval) if approval else None,
         )
+    elif kind == "plan":
+        run.plan = Plan.from_wire(record["plan"])
     elif kind == "run_end":
+        run.mode = str(record.get("mode", "default"))
         run.status = str(record["status"])
         run.reason = str(record.get("reason", ""))
         run.usage = usage_from(record.get("usage", {}))

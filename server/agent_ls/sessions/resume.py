@@ -4,8 +4,10 @@
 What is written, per event of ``core.events`` (docs/sessions.md lists every kind):
 
 - a ``/context`` run writes nothing (it only reads the session);
-- ``RunStarted`` → ``run_start {run, task, model}``; ``RunEnded`` → ``run_end {status, reason, answer,
+- ``RunStarted`` → ``run_start {run, task, model}``; ``RunEnded`` → ``plan {run, plan}`` when a plan run
+  ended with its plan (``core.plan.Plan.wire``), then ``run_end {status, reason, answer,
   usage}`` (and ``notVerified``, the checks not run, when there are any) and an ``fsync``;
+- ``run_end`` also holds the run's ``mode`` (``default`` or ``plan``);
 - every message the history gained since the last event → ``message {message}`` (``records``);
 - ``VerdictGiven`` → ``verdict {callId, name, verdict, rule, subject, approval}``, and a new
   "Allow for this session" → ``approval {key}``;
@@ -126,6 +128,8 @@ class SessionRecorder:
             self.log.append("checks", {"round": event.round, "results": results})
         self._new_approvals_and_skills()
         if isinstance(event, RunEnded):
+            if event.plan is not None:
+                self.log.append("plan", {"run": self._runs, "plan": event.plan.wire()})
             self.log.append(
                 "run_end",
                 {
@@ -133,6 +137,7 @@ class SessionRecorder:
                     "status": event.status,
                     "reason": event.reason,
                     "answer": event.answer,
+                    "mode": event.mode,
                     "usage": usage_json(event.usage),
                     **({"notVerified": list(event.not_verified)} if event.not_verified else {}),
                 },
@@ -218,6 +223,7 @@ def restore(session: Session, saved: SavedSession) -> Restored:
             found.stale.append(path)
         session.overlay.restore(change)
     session.compaction.user_texts[:] = saved.user_texts
+    session.pending_plan = saved.plan  # the next default run carries it
     session.todos.replace(tuple(saved.todos))
     # The deferred tools the session had loaded (write_file, todo_write, ...): the ones its history calls.
     called = [call.name for m in session.history if isinstance(m, AssistantMessage) for call in m.tool_calls]

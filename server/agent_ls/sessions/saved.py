@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_ls.core.messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
+from agent_ls.core.plan import Plan
 from agent_ls.core.proposal import FileChange
 from agent_ls.core.todos import TodoItem, TodoStatus
 from agent_ls.sessions.records import change_from, message_from, usage_from
@@ -50,6 +51,8 @@ class SavedSession:
         torn: the last line was cut short and ignored; skipped: unreadable lines ignored.
         user_texts: the user's messages the last compaction kept (``core.compaction.CompactionState``).
         todos: the todo list as the model last wrote it (``todo_write``).
+        plan: the plan of the last plan run, until a run in default mode ends (it carried the plan); None
+            when there is none.
     """
 
     session_id: str
@@ -71,6 +74,7 @@ class SavedSession:
     skipped: int = 0
     user_texts: list[str] = field(default_factory=list)
     todos: list[TodoItem] = field(default_factory=list)
+    plan: Plan | None = None
 
     def summary(self, *, running: bool = False) -> dict[str, Any]:
         """The ``agent.listSessions`` entry (camelCase), ``status`` ``running`` when ``running``."""
@@ -139,7 +143,11 @@ def _apply(saved: SavedSession, record: dict[str, Any], open_run: bool) -> bool:
         if open_run:  # a run that never ended: its unanswered calls are repaired before the next one
             saved.messages.extend(_repair(saved.messages))
         return True
+    elif kind == "plan":
+        saved.plan = Plan.from_wire(record["plan"])
     elif kind == "run_end":
+        if record.get("mode", "default") != "plan":
+            saved.plan = None  # a default run carried it (or there was none)
         saved.status = str(record["status"])
         saved.usage = saved.usage + usage_from(record.get("usage", {}))
         return False

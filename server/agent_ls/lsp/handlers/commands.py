@@ -143,6 +143,7 @@ async def run_skill(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
         model=params.model,
         diagnostics=params.diagnostics,
         session_id=params.session_id,
+        mode=params.mode,
     )
     return await _start(ls, run_params, skill=params.skill)
 
@@ -242,7 +243,9 @@ async def _drive(
         except Exception as exc:  # a client that refuses the token still gets the log and agent/* messages
             log.warning("window/workDoneProgress/create failed: %s", exc)
     try:
-        await session.run(task=params.task, focus=focus, emit=recorder, usage_before=ls.state.usage)
+        await session.run(
+            task=params.task, focus=focus, emit=recorder, usage_before=ls.state.usage, mode=params.mode
+        )
         if session.last_run is not None:  # summed, not copied: runs may overlap
             ls.state.usage = ls.state.usage + session.last_run.usage
     finally:
@@ -267,6 +270,8 @@ async def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotificatio
         usage=usage_summary(ended.usage),
         session_usage=usage_summary(ended.session_usage),
         proposal=summary,
+        mode=ended.mode,
+        plan=p.PlanWire.model_validate(ended.plan.wire()) if ended.plan is not None else None,
     )
 
 

@@ -197,6 +197,8 @@ async def session_history(ls: AgentLanguageServer, *arguments: Any) -> dict[str,
             status=run.status,
             reason=run.reason,
             usage=usage_summary(run.usage) if run.usage is not None else None,
+            mode="plan" if run.mode == "plan" else "default",
+            plan=p.PlanWire.model_validate(run.plan.wire()) if run.plan is not None else None,
         )
         for run in runs
     ]
