@@ -212,6 +212,7 @@ def assemble_session(
         reload_context=reload_context,
         context_generation=context_generation,
         memory=_memory(root, environ) if env is not None else None,
+        redact=Redactor.from_environ(environ).text,
         subagents=Subagents(session_id, str(root), subagent_tools),
     )
 
