@@ -19,8 +19,10 @@ settings it builds, in order (docs/architecture.md draws the path):
 5. the tool registry, behind the permission policy and the approver, and the workspace's memory notes
    (``tools.memory``: in the user state dir, next to the session store; secrets redacted), and the
    subagents' own registry of read-only tools behind the same policy and approver (``tools.task``);
-6. the model opener (``models.resolution``: the model is resolved and its client built at the start of
-   each run, so a bad model ends that run with a clear reason instead of failing the request).
+6. the model openers (``models.resolution``: the model is resolved and its client built at the start of
+   each run, so a bad model ends that run with a clear reason instead of failing the request; the models
+   of the compaction and subagent roles, ``models.roles``, are resolved then too, and their clients built
+   only when a summary or a subagent first needs one).
 
 ``agent-ls policy check`` builds the same permission policy with ``build_policy``.
 """
@@ -38,6 +40,7 @@ from typing import Literal
 from agent_ls.config import LoadedConfig, path_policy_for
 from agent_ls.core.compaction import DEFAULT_THRESHOLD
 from agent_ls.core.errors import ConfigError
+from agent_ls.core.events import ModelRole
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import Approver, ModelClient
 from agent_ls.instructions.activation import SkillActivations
@@ -45,6 +48,7 @@ from agent_ls.instructions.agent_context import AgentContext, load_agent_context
 from agent_ls.instructions.skills import Skill
 from agent_ls.models.resolution import open_model, resolve_model
 from agent_ls.policy.approvals import append_allow_rules
+from agent_ls.models.roles import resolve_role, role_model_string
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.policy.rules import BUILTIN_RULES, Rule
 from agent_ls.runtime import ModelOpener, Session, new_session_id
@@ -208,7 +212,8 @@ def assemble_session(
         limits=limits,
         open_model=model_opener(model, editor, env, config),
         compact_threshold=config.compaction.threshold or DEFAULT_THRESHOLD,
-        open_summarizer=summarizer_opener(editor, env, config),
+        open_summarizer=role_opener("compaction", model, editor, env, config),
+        open_subagent_model=role_opener("subagent", model, editor, env, config),
         reload_context=reload_context,
         context_generation=context_generation,
         memory=_memory(root, environ) if env is not None else None,
@@ -243,23 +248,46 @@ def model_opener(
     model: str | None, editor: EditorSettings | None, env: EnvSnapshot | None, config: LoadedConfig
 ) -> ModelOpener:
     """Resolves the model (``models.resolution.resolve_model``: the asked-for string, the editor's,
-    ``AGENT_LS_MODEL``, the config's) and builds its client, when called; raises ``ConfigError``."""
+    ``AGENT_LS_MODEL``, the config's) and builds its client, when called; raises ``ConfigError``, also
+    for a role's model that cannot be used (``models.roles.resolve_role``: said before the run, not in
+    the middle of it). The roles' clients are not built here."""
 
     def opened() -> ModelClient:
         if env is None:
             raise ConfigError(NO_ENVIRONMENT)
-        return open_model(resolve_model(model, editor or EditorSettings(), env, config))
+        settings = editor or EditorSettings()
+        main = resolve_model(model, settings, env, config)
+        for role in OTHER_ROLES:
+            resolve_role(role, main, settings, env, config)
+        return open_model(main)
 
     return opened
 
 
-def summarizer_opener(
-    editor: EditorSettings | None, env: EnvSnapshot | None, config: LoadedConfig
+OTHER_ROLES: tuple[ModelRole, ...] = ("compaction", "subagent")
+
+
+def role_opener(
+    role: ModelRole,
+    model: str | None,
+    editor: EditorSettings | None,
+    env: EnvSnapshot | None,
+    config: LoadedConfig,
 ) -> ModelOpener | None:
-    """Opens the model of ``[compaction] model`` that writes compaction summaries; None when unset (the
-    run's own model writes them)."""
-    wanted = config.compaction.model
-    return model_opener(wanted, editor, env, config) if wanted else None
+    """Opens the model of ``role`` (``models.roles``; ``model`` is the main model asked for, whose provider
+    decides which overrides apply); None when no model is configured for the role (the run's own model
+    does its work). Raises ``ConfigError`` when called."""
+    settings = editor or EditorSettings()
+    if env is None or role_model_string(role, settings, config) is None:
+        return None
+
+    def opened() -> ModelClient:
+        main = resolve_model(model, settings, env, config)
+        choice = resolve_role(role, main, settings, env, config)
+        assert choice is not None, "role_model_string said the role has a model"
+        return open_model(choice)
+
+    return opened
 
 
 def build_policy(

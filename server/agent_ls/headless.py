@@ -303,6 +303,9 @@ async def _run_locked(
     if missing:
         print("\nreview findings:\n" + "\n".join(visible(line) for line in missing), file=sys.stderr)
     print(f"agent-ls: usage: {usage_text(ended.usage)}", file=sys.stderr)
+    if len(ended.usage_by_role) > 1:  # which model spent what: a line per role
+        for role, used in ended.usage_by_role.items():
+            print(f"agent-ls: usage ({role}): {usage_text(used)}", file=sys.stderr)
     if apply and changes:
         if ended.status != "done":
             print(f"agent-ls: not applying: the run ended {ended.status}", file=sys.stderr)

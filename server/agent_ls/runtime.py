@@ -27,7 +27,15 @@ from agent_ls.core.checks import checks_line
 from agent_ls.core.compaction import DEFAULT_THRESHOLD, CompactionState, Compactor
 from agent_ls.core.context import Focus, system_prompt, task_message
 from agent_ls.core.errors import AgentLsError
-from agent_ls.core.events import ContextCompacted, Event, EventSink, InstructionsLoaded, RunEnded, RunStarted
+from agent_ls.core.events import (
+    ContextCompacted,
+    Event,
+    EventSink,
+    InstructionsLoaded,
+    RunEnded,
+    RunStarted,
+    UsageReported,
+)
 from agent_ls.core.loop import LoopLimits, run_loop
 from agent_ls.core.messages import (
     NO_USAGE,
@@ -144,7 +152,10 @@ class Session:
         reload_context: loads the context again (same focus) when ``context_generation`` moved.
         context_generation: moves when an instruction or skill file changes; read before each turn.
         compact_threshold: the fraction of the usable window that starts a compaction (default 0.8).
-        open_summarizer: opens the model of ``[compaction] model`` for summaries, or None (the run's).
+        open_summarizer: opens the compaction role's model (``[models] compaction``) for summaries, or None
+            (the run's).
+        open_subagent_model: opens the subagent role's model (``[models] subagent``) at a run's first
+            ``task`` call, or None (the run's).
         show_request: gets each request before it is sent, as text (``models.request_body.describe_request``,
             the API key redacted): ``agent-ls run --debug``, the editor's ``agentLs.trace``; None: not shown.
         memory: the workspace's notes file (the memory tools), or None: no memory tools.
@@ -179,6 +190,7 @@ class Session:
     show_request: Callable[[str], None] | None = None
     memory: MemoryNotes | None = None
     redact: Callable[[str], str] | None = None
+    open_subagent_model: ModelOpener | None = None
     subagents: Subagents | None = None
     todos: TodoList = field(default_factory=TodoList, init=False)
     history: list[Message] = field(default_factory=list, init=False)
@@ -380,6 +392,7 @@ class Session:
                     task=task,
                     history=self.history,
                     model=model,
+            self.subagents.open_own = self._observed(self.open_subagent_model)
                     tools=moded.tools,
                     emit=moded.sink(emit),
                     ended_by=moded.ended_by,
@@ -396,7 +409,7 @@ class Session:
             self.pending_plan = moded.pending
         finally:
             if self.subagents is not None:
-                self.subagents.model = None
+                await self.subagents.end_run()
             await model.aclose()
         self.last_run = ended
         return ended
@@ -408,6 +421,13 @@ class Session:
         default window."""
         messages = list(self.history) or [self.system_message()]  # a snapshot: a run may append
         note = self._reminder(1, Usage())  # what a follow-up's first request would end with
+    def _observed(self, opener: ModelOpener | None) -> ModelOpener | None:
+        """``opener`` whose client shows each request (``show_request``) like the run's own model."""
+        show = self.show_request
+        if opener is None or show is None:
+            return opener
+        return lambda: ObservedModel(opener(), show)
+
         known = known_texts(
             self.context, self.nested.loaded() if self.nested is not None else (), self.activations.active()
         )
@@ -498,6 +518,7 @@ class Session:
                 done = await self.compactor(model).compact(
                     self.history, list(self.registry.specs()), model, force=True, focus=focus
                 )
+        used: Usage | None = None
             except AgentLsError as exc:
                 reason, status = f"compaction failed: {exc}", "error"
             else:
@@ -507,8 +528,12 @@ class Session:
             status="done" if status == "done" else "error",
             reason=reason,
             answer=reason if status == "done" else "",
-            usage=Usage(),
-            session_usage=before,
+            usage=used or Usage(),
+            session_usage=before + (used or Usage()),
+            usage_by_role={"compaction": used} if used is not None else {},
+                used = done.usage
+                if used is not None:
+                    emit(UsageReported(used, used, before + used, role="compaction"))
         )
         emit(ended)
         return ended

@@ -98,12 +98,23 @@ class PermissionSettings(BaseModel):
         return rules, [f"agentLs.permissions: {problem}; this rule is ignored" for problem in problems]
 
 
+class ModelRoleSettings(BaseModel):
+    """The ``agentLs.models`` object: a model string per role other than the main one (``agentLs.model``),
+    over ``[models]`` of agent-ls.toml (``models/roles.py``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    compaction: str | None = None
+    subagent: str | None = None
+
+
 class EditorSettings(BaseModel):
     """The ``agentLs`` settings section, camelCase on the wire. Unset or empty values never override.
 
     Attributes:
         model: model string, ``<provider>/<model>`` or ``replay:<path>``.
         base_url: overrides the provider's base URL (``agentLs.baseUrl``).
+        models: the compaction and subagent roles' models (``agentLs.models``).
         max_turns: stop after this many turns (default 15).
         max_tokens: a run's token budget (input plus output tokens of its model calls), or None.
         max_cost_usd: a run's cost budget in US dollars (from the provider's prices), or None.
@@ -115,6 +126,7 @@ class EditorSettings(BaseModel):
 
     model: str | None = None
     base_url: str | None = Field(default=None, alias="baseUrl")
+    models: ModelRoleSettings = Field(default_factory=ModelRoleSettings)
     max_turns: int | None = Field(default=None, alias="maxTurns", ge=1, le=200)
     max_tokens: int | None = Field(default=None, alias="maxTokens", ge=1)
     max_cost_usd: float | None = Field(default=None, alias="maxCostUsd", gt=0)

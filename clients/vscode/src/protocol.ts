@@ -138,6 +138,23 @@ export interface RunParams {
    * `default` after a plan run of the same session implements that plan ("Approve plan").
    */
   mode?: RunMode;
+  /**
+   * Acceptance checks: shell commands the server runs in the shadow copy when the model says it is done
+   * (docs/modes.md, "Definition of done").
+   */
+  checks?: string[];
+}
+
+/**
+ * An acceptance check's result: `passed` when it ran and exited 0; `exitCode` null when it was stopped
+ * (a timeout) or could not run (then `outputTail` says why, and `notVerified` lists it); `outputTail` its
+ * last lines (about 20, at most 2 KB), secrets redacted.
+ */
+export interface CheckWire {
+  command: string;
+  passed: boolean;
+  exitCode: number | null;
+  outputTail: string;
 }
 
 /** A run's mode; left out of `RunParams`, `default`. */
@@ -167,6 +184,8 @@ export interface RunSkillParams {
   sessionId?: string | null;
   /** As `RunParams.mode`. */
   mode?: RunMode;
+  /** As `RunParams.checks`; the skill's own (its `metadata` `checks`) join them. */
+  checks?: string[];
 }
 
 /**
@@ -247,6 +266,8 @@ export interface HistoryRunWire {
   status: string;
   reason: string;
   usage: UsageSummary | null;
+  /** The run's usage by role; a run stored before roles were recorded has all of it under `main`. */
+  usageByRole: Record<string, UsageSummary>;
 }
 
 /** `agent.sessionHistory`: the session's runs, oldest first (`sessions.history`), and its todos. */
@@ -543,6 +564,15 @@ export interface RunEndedNotification {
    * A following `agent.run {sessionId}` in default mode implements it.
    */
   plan: PlanWire | null;
+  /** The acceptance checks' results the run ended on, in order; empty when it had none. */
+  checks: CheckWire[];
+  /** One line per check that was not run at the end, and why; empty when every check ran. */
+  notVerified: string[];
+  /**
+   * `usage` by what the calls were for: `main` (the run's turns), `compaction` (summaries), `subagent`
+   * (the `task` tool's runs); only roles that made model calls.
+   */
+  usageByRole: Record<string, UsageSummary>;
 }
 
 /** A review finding: `path` workspace-relative POSIX, `line` and `endLine` 1-based and inclusive. */

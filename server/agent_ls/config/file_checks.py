@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from agent_ls.config.key_locator import KeyLocator, KeyPath
-from agent_ls.config.schema import ConfigFile, is_inner_relative
+from agent_ls.config.schema import MODEL_ROLES, ConfigFile, is_inner_relative
 from agent_ls.core.file_diagnostics import FileDiagnostic
 from agent_ls.policy.rules import Rule, parse_rules
 from agent_ls.policy.user_rules import USER_SOURCE, drop_bad_entries, loosening_hint, loosens
@@ -147,7 +147,12 @@ class ConfigText:
         config = _validated(raw, report)
         unknown = list(_unknown_keys(config, ()))
         for key, known in unknown:
-            report(key, "warning", f"unknown key {_dotted(key)} is ignored; known here: {', '.join(known)}")
+            if key[:1] == ("models",) and len(key) == 2:  # a role that does not exist: never silently
+                report(key, "error", unknown_role(key[1]))
+            else:
+                report(
+                    key, "warning", f"unknown key {_dotted(key)} is ignored; known here: {', '.join(known)}"
+                )
             _drop_at(raw, key)
         config = ConfigFile.model_validate(raw) if unknown else config
         loaded.values = config.model_dump(exclude_none=True)
@@ -174,9 +179,23 @@ def _syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> Config
     )
 
 
+def unknown_role(name: str) -> str:
+    """The error for ``[models] <name>`` when ``name`` is not a role (``schema.MODEL_ROLES``)."""
+    roles = ", ".join(MODEL_ROLES)
+    why = ""
+    if "commit" in name.lower() or "title" in name.lower():
+        why = " (agent-ls writes no commit messages, and session titles need no model call)"
+    return f"unknown model role models.{_dotted((name,))} is ignored: the roles are {roles}{why}"
+
+
+# The keys that name a model: the top-level ``model``, each ``[models]`` role and ``[compaction] model``.
+MODEL_KEYS = frozenset({("model",), ("compaction", "model"), *(("models", role) for role in MODEL_ROLES)})
+
+
 def _names_a_local_script(key: KeyPath, value: Any) -> bool:
-    """True for ``model = "replay:<path>"``: a file on this machine that would play the model."""
-    return key == ("model",) and isinstance(value, str) and value.strip().startswith(REPLAY_MODEL_PREFIX)
+    """True for a model key (``MODEL_KEYS``) set to ``"replay:<path>"``: a file on this machine that would
+    play the model."""
+    return key in MODEL_KEYS and isinstance(value, str) and value.strip().startswith(REPLAY_MODEL_PREFIX)
 
 
 def _skill_paths_leave_workspace(key: KeyPath, value: Any) -> bool:

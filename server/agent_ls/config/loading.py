@@ -24,7 +24,10 @@ Files:
    patterns that are not gitignore-style patterns, and ``secret_files`` patterns that would take files
    off the secret list (``!.env``: the list only grows, from any file), with an error on each;
 
-(``file_checks.py`` ``ConfigText.load`` does these seven steps for one file), then merges the workspace
+(``file_checks.py`` ``ConfigText.load`` does these seven steps for one file), then reads each file's
+aliases of ``[models]`` (``_role_aliases``: ``model`` is ``models.main``, ``[compaction] model`` is
+``models.compaction``; a file that sets both spellings of a role gets a warning and its ``[models]`` value
+wins), then merges the workspace
 over the user config, key by key (a provider and its prices too), and reports a provider that is not
 built in and lacks ``wire_api`` or ``base_url``. Every problem becomes a ``ConfigDiagnostic``; loading
 never raises and never prints. Permission rules are not merged key by key: each file's rules are kept
@@ -48,6 +51,7 @@ from agent_ls.config.schema import (
     CompactionConfig,
     ConfigFile,
     InstructionsConfig,
+    ModelsConfig,
     ProviderConfig,
     RetryConfig,
     SkillsConfig,
@@ -71,7 +75,10 @@ class LoadedConfig:
         model_source: the file ``model`` came from, for messages.
         retry: the retry caps set in either file (unset fields: ``RetryPolicy`` defaults).
         budget: the run budgets of ``[budget]`` (workspace over user), used where nothing else set one.
-        compaction: ``[compaction]`` (workspace over user): the threshold and the summarizer's model.
+        models: the model string of each role of ``[models]`` (workspace over user; the aliases read),
+            unset roles None; ``models.main`` is ``model``.
+        compaction: ``[compaction]`` (workspace over user): the threshold and the summarizer's model
+            (``models.compaction``).
         providers: named providers by name, as configured (not yet merged with the built-in ones).
         user_file: where the user config is looked for (it may not exist).
         workspace_file: the workspace config looked for, or None without a workspace.
@@ -82,6 +89,7 @@ class LoadedConfig:
 
     model: str | None = None
     model_source: Path | None = None
+    models: ModelsConfig = field(default_factory=ModelsConfig)
     retry: RetryConfig = field(default_factory=RetryConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
@@ -136,7 +144,10 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
             hint = None if trusted else _untrusted_hint(root, user_file)
             workspace = ConfigText.load(workspace_file, untrusted_hint=hint, workspace=True)
             workspace.source = WORKSPACE_SOURCE
+    for text in (user, workspace):
+        _role_aliases(text)
     merged = ConfigFile.model_validate(_deep_merge(user.values, workspace.values))
+    models = merged.models or ModelsConfig()
     for name, provider in (merged.providers or {}).items():
         if name not in BUILTIN_PROVIDER_NAMES and None in (provider.wire_api, provider.base_url):
             defined_in = user if name in user.values.get("providers", {}) else workspace
@@ -146,12 +157,14 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
                 f'provider {name!r} needs wire_api ("openai-chat", "anthropic" or "openai-responses") '
                 "and base_url",
             )
+    in_workspace = "main" in workspace.values.get("models", {})
     return LoadedConfig(
-        model=merged.model,
-        model_source=(workspace_file if "model" in workspace.values else user_file) if merged.model else None,
+        model=models.main,
+        model_source=(workspace_file if in_workspace else user_file) if models.main else None,
+        models=models,
         retry=merged.retry or RetryConfig(),
         budget=merged.budget or BudgetConfig(),
-        compaction=merged.compaction or CompactionConfig(),
+        compaction=(merged.compaction or CompactionConfig()).model_copy(update={"model": models.compaction}),
         providers=dict(merged.providers or {}),
         user_file=user_file,
         workspace_file=workspace_file,
@@ -167,6 +180,28 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
         skills=merged.skills or SkillsConfig(),
         diagnostics=(*user.sorted_problems(), *workspace.sorted_problems()),
     )
+
+
+def _role_aliases(text: ConfigText) -> None:
+    """Move ``model`` to ``models.main`` and ``[compaction] model`` to ``models.compaction`` in ``text``'s
+    values, so that the merge compares one key per role; where the file sets both spellings of a role, the
+    ``[models]`` one is kept and the other is reported."""
+    values = text.values
+    for alias, role in ((("model",), "main"), (("compaction", "model"), "compaction")):
+        table = values if len(alias) == 1 else values.get(alias[0], {})
+        if alias[-1] not in table:
+            continue
+        value = table.pop(alias[-1])
+        models = values.setdefault("models", {})
+        if role in models:
+            text.report(
+                alias,
+                "warning",
+                f"{'.'.join(alias)} is ignored: models.{role} in the same file names the {role} model "
+                f"({'.'.join(alias)} is its older spelling)",
+            )
+        else:
+            models[role] = value
 
 
 def _untrusted_hint(root: Path, user_file: Path) -> str:

@@ -2,7 +2,11 @@
 
 The file, as these tables read it (docs/configuration.md has the full table)::
 
-    model = "anthropic/claude-sonnet-4-5"   # default model string
+    model = "anthropic/claude-sonnet-4-5"   # default model string (the main role's)
+    [models]                                  # a model per role (models/roles.py); unset: the main one
+    main = "anthropic/claude-sonnet-4-5"      # the same as model above (set one of the two)
+    compaction = "openai/gpt-4.1-mini"        # writes compaction summaries ([compaction] model: alias)
+    subagent = "openai/gpt-4.1-mini"          # runs the task tool's subagents
     trusted_workspaces = ["~/code/app"]       # user config only; "~" expanded, compared by resolved path
     [retry]                                   # caps of models/retry.py RetryPolicy
     max_attempts = 4
@@ -88,10 +92,25 @@ class BudgetConfig(_Table):
 class CompactionConfig(_Table):
     """``[compaction]`` (``core/compaction.py``): ``threshold`` is the fraction of the usable window
     (context window minus max output tokens) that starts a compaction (default 0.8); ``model`` is a model
-    string for the summaries (a cheaper one), else the run's own model writes them."""
+    string for the summaries (a cheaper one), else the run's own model writes them: an alias of
+    ``[models] compaction``, which wins when one file sets both."""
 
     threshold: float | None = Field(default=None, ge=0.1, le=0.95)
     model: str | None = Field(default=None, min_length=1)
+
+
+MODEL_ROLES = ("main", "compaction", "subagent")
+"""The roles a model can be named for in ``[models]`` (``core.events.ModelRole``)."""
+
+
+class ModelsConfig(_Table):
+    """``[models]``: a model string per role. ``main`` is what the top-level ``model`` names (an alias:
+    one file sets one of the two); ``compaction`` writes compaction summaries (``[compaction] model`` is
+    its alias); ``subagent`` runs the ``task`` tool's subagents. An unset role uses the main model."""
+
+    main: str | None = Field(default=None, min_length=1)
+    compaction: str | None = Field(default=None, min_length=1)
+    subagent: str | None = Field(default=None, min_length=1)
 
 
 class ProviderConfig(_Table):
@@ -137,6 +156,7 @@ class ConfigFile(_Table):
     """One ``agent-ls.toml``, as validated."""
 
     model: str | None = None
+    models: ModelsConfig | None = None
     trusted_workspaces: list[str] | None = None
     retry: RetryConfig | None = None
     budget: BudgetConfig | None = None

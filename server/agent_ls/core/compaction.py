@@ -112,12 +112,14 @@ class CompactionState:
 @dataclass(frozen=True)
 class CompactionResult:
     """One compaction: ``how`` (``pruned`` or ``summarized``), the estimated tokens before and after,
-    and the number of tool results pruned."""
+    the number of tool results pruned, and the usage of the summary's model call (None when pruning
+    was enough: no call)."""
 
     how: Literal["pruned", "summarized"]
     tokens_before: int
     tokens_after: int
     pruned: int
+    usage: Usage | None = None
 
 
 @dataclass
@@ -231,7 +233,7 @@ class Compactor:
         # The summary request stays under the threshold and under 3/4 of the request it replaces (which
         # may have been refused as too long by a server whose window is not configured).
         room = min(self.limit, before * 3 // 4)
-        summary = await self._summarize(history[: len(history) - len(tail)], room, model, focus, emit)
+        summary, usage = await self._summarize(history[: len(history) - len(tail)], room, model, focus, emit)
         history[:] = [self.system_message(), UserMessage(self._handoff(summary)), *tail]
         after = size()
         if after > self.limit or after >= before:  # a retry after an overflow must be smaller
@@ -242,7 +244,7 @@ class Compactor:
                 self.refetch()
             after = size()
         self.state.count += 1
-        return CompactionResult("summarized", before, after, pruned)
+        return CompactionResult("summarized", before, after, pruned, usage)
 
     def _collect_user_texts(self, history: Sequence[Message]) -> None:
         for message in history:
@@ -257,7 +259,8 @@ class Compactor:
         model: ModelClient,
         focus: str,
         emit: EventSink | None,
-    ) -> str:
+    ) -> tuple[str, Usage]:
+        """The summary's text and the usage of its model call."""
         writer = self._open_summarizer() or model
         proposal = ", ".join(self.proposal()) or "none"
         wanted = f"Keep in particular: {focus.strip()}\n" if focus.strip() else ""
@@ -273,7 +276,7 @@ class Compactor:
         finally:
             if writer is not model:
                 await writer.aclose()
-        return response.message.text.strip() or "(the summarizer returned nothing)"
+        return response.message.text.strip() or "(the summarizer returned nothing)", response.usage
 
     def _open_summarizer(self) -> ModelClient | None:
         if self.summarizer is None:

@@ -58,6 +58,7 @@ from agent_ls.core.events import (
     MessageCompleted,
     MessageDelta,
     ModelRetrying,
+    ModelRole,
     RemoteContentDefanged,
     RunEnded,
     RunStarted,
@@ -88,9 +89,7 @@ log = logging.getLogger(__name__)
 CUT_OFF = frozenset({"length", "max_tokens", "max_output_tokens"})
 FILTERED = frozenset({"content_filter", "refusal"})
 
-INTERRUPTED = (
-    "interrupted: the run stopped before this tool call finished; it may not have run."
-)
+INTERRUPTED = "interrupted: the run stopped before this tool call finished; it may not have run."
 
 
 @dataclass(frozen=True)
@@ -155,37 +154,18 @@ async def run_loop(
         The ``RunEnded`` event (also emitted). Never raises: cancellation of the calling task ends the
         run with status ``cancelled`` and the cancellation is not propagated further.
     """
-    emit(
-        RunStarted(
-            session_id=session_id,
-            task=task,
-            model=model.model_name,
-            unsandboxed=unsandboxed,
-        )
-    )
+    emit(RunStarted(session_id=session_id, task=task, model=model.model_name, unsandboxed=unsandboxed))
     run = _RunState(before=session_usage)
     status: RunStatus
     try:
         status, reason = await _turns(
-            run,
-            history,
-            model,
-            tools,
-            emit,
-            limits,
-            before_turn,
-            compactor,
-            reminder,
-            ended_by,
-            verifier,
+            run, history, model, tools, emit, limits, before_turn, compactor, reminder, ended_by, verifier
         )
     except asyncio.CancelledError:
         status, reason = "cancelled", "cancelled by the user"
     except ModelError as exc:
         status, reason = "error", str(exc)
-    except (
-        Exception
-    ) as exc:  # an invariant broke: report it rather than lose the session
+    except Exception as exc:  # an invariant broke: report it rather than lose the session
         log.exception("run %s failed", session_id)
         status, reason = "error", f"internal error: {type(exc).__name__}: {exc}"
     _answer_orphans(history)
@@ -195,6 +175,7 @@ async def run_loop(
         answer=defang_markdown(_last_text(history)).text,
         usage=run.total,
         session_usage=session_usage + run.total,
+        usage_by_role=dict(run.by_role),
         checks=run.checks,
         not_verified=_not_verified(run, verifier, status),
     )
@@ -202,9 +183,7 @@ async def run_loop(
     return ended
 
 
-def _not_verified(
-    run: _RunState, verifier: Verifier | None, status: RunStatus
-) -> tuple[str, ...]:
+def _not_verified(run: _RunState, verifier: Verifier | None, status: RunStatus) -> tuple[str, ...]:
     """The checks not run at the end: those the last round could not run, or every one when the run
     ended before a round it could end on (the model never said it was done, or went on after one)."""
     if run.checks:
@@ -222,24 +201,26 @@ def _with_left_out(reason: str, left_out: Sequence[str]) -> str:
     if not left_out:
         return reason
     shown = ", ".join(left_out[:_LEFT_OUT_SHOWN])
-    more = (
-        f", and {len(left_out) - _LEFT_OUT_SHOWN} more"
-        if len(left_out) > _LEFT_OUT_SHOWN
-        else ""
-    )
+    more = f", and {len(left_out) - _LEFT_OUT_SHOWN} more" if len(left_out) > _LEFT_OUT_SHOWN else ""
     count = "1 change" if len(left_out) == 1 else f"{len(left_out)} changes"
     return f"{reason}; {count} made by commands not in the proposal: {shown}{more}"
 
 
 @dataclass
 class _RunState:
-    """What must survive an exception in the middle of a turn."""
+    """What must survive an exception in the middle of a turn: the usage so far, in total and by role."""
 
     before: Usage
     total: Usage = field(default_factory=Usage)
+    by_role: dict[ModelRole, Usage] = field(default_factory=dict)
     checks: tuple[CheckResult, ...] = ()
     """The acceptance checks' results, while the run may end on them (cleared when the model goes on)."""
     check_rounds: int = 0
+
+    def add(self, role: ModelRole, usage: Usage) -> None:
+        """Count one model call of ``role``."""
+        self.total = self.total + usage
+        self.by_role[role] = self.by_role.get(role, NO_USAGE) + usage
 
 
 async def _turns(
@@ -264,40 +245,25 @@ async def _turns(
         specs = list(tools.specs())
         note = reminder(turn, run.total) if reminder is not None else ""
         if compactor is not None and compactor.needed(_with_note(history, note), specs):
-            await _compact(compactor, history, specs, model, emit, "auto", note)
+            await _compact(compactor, history, specs, model, emit, "auto", note, run)
         try:
-            response = await _complete(
-                model, _with_note(history, note), specs, emit, limits
-            )
+            response = await _complete(model, _with_note(history, note), specs, emit, limits)
         except ModelContextOverflowError:
             if compactor is None:
                 raise
-            await _compact(compactor, history, specs, model, emit, "overflow", note)
-            response = await _complete(
-                model, _with_note(history, note), specs, emit, limits
-            )
+            await _compact(compactor, history, specs, model, emit, "overflow", note, run)
+            response = await _complete(model, _with_note(history, note), specs, emit, limits)
         message = response.message
         history.append(message)
         if compactor is not None:
             compactor.observe(len(history), response.usage)
-        run.total = run.total + response.usage
+        run.add("main", response.usage)
         if message.text or message.reasoning:
-            text, reasoning = (
-                defang_markdown(message.text),
-                defang_markdown(message.reasoning),
-            )
+            text, reasoning = defang_markdown(message.text), defang_markdown(message.reasoning)
             emit(MessageCompleted(text=text.text, reasoning=reasoning.text))
             if text.targets or reasoning.targets:
-                emit(
-                    RemoteContentDefanged(
-                        tuple(dict.fromkeys(text.targets + reasoning.targets))
-                    )
-                )
-        emit(
-            UsageReported(
-                usage=response.usage, total=run.total, session=run.before + run.total
-            )
-        )
+                emit(RemoteContentDefanged(tuple(dict.fromkeys(text.targets + reasoning.targets))))
+        emit(UsageReported(usage=response.usage, total=run.total, session=run.before + run.total))
         if not message.tool_calls and response.finish_reason in CUT_OFF:
             return "stopped", (
                 f"model {model.model_name} hit its output token limit (finish reason "
@@ -310,10 +276,7 @@ async def _turns(
             )
         if not message.tool_calls and not message.text.strip():
             # Nothing said, nothing done (seen with small local models): never a silent "done".
-            return (
-                "stopped",
-                f"model {model.model_name} returned an empty reply (no text and no tool call)",
-            )
+            return "stopped", f"model {model.model_name} returned an empty reply (no text and no tool call)"
         markup = [] if message.tool_calls else leftover_markup(message.text)
         if markup:
             return "stopped", (
@@ -329,11 +292,7 @@ async def _turns(
                 return verdict
             continue  # the failures went back to the model
         for call in message.tool_calls:
-            history.append(
-                await tools.execute(
-                    call, lambda event: _count_subagent(run, event, emit)
-                )
-            )
+            history.append(await tools.execute(call, lambda event: _count_subagent(run, event, emit)))
         if ended_by is not None and (ended := ended_by()) is not None:
             return "done", ended
     turns = "turn" if limits.max_turns == 1 else "turns"
@@ -366,7 +325,7 @@ async def _check(
 def _count_subagent(run: _RunState, event: Event, emit: EventSink) -> None:
     """Forward a tool call's event; a subagent's model call (``task``) counts in this run's usage."""
     if isinstance(event, SubagentEvent) and isinstance(event.event, UsageReported):
-        run.total = run.total + event.event.usage
+        run.add("subagent", event.event.usage)
     emit(event)
 
 
@@ -377,19 +336,12 @@ def _with_note(history: list[Message], note: str) -> list[Message]:
 
 def _budget(run: _RunState, limits: LoopLimits, model: ModelClient) -> str | None:
     return budget_spent(
-        run.total,
-        max_tokens=limits.max_tokens,
-        max_cost_usd=limits.max_cost_usd,
-        model_name=model.model_name,
+        run.total, max_tokens=limits.max_tokens, max_cost_usd=limits.max_cost_usd, model_name=model.model_name
     )
 
 
 async def _complete(
-    model: ModelClient,
-    history: list[Message],
-    specs: list[ToolSpec],
-    emit: EventSink,
-    limits: LoopLimits,
+    model: ModelClient, history: list[Message], specs: list[ToolSpec], emit: EventSink, limits: LoopLimits
 ) -> ModelResponse:
     deltas = _DefangedDeltas(emit)
     try:
@@ -411,16 +363,16 @@ async def _compact(
     emit: EventSink,
     reason: Literal["auto", "overflow"],
     note: str,
+    run: _RunState,
 ) -> None:
+    """Compact ``history``; a summary's model call counts in the run's usage as ``compaction``, reported
+    after ``ContextCompacted``."""
     trailing = [UserMessage(note)] if note else []
-    done = await compactor.compact(
-        history, specs, model, force=reason == "overflow", trailing=trailing
-    )
-    emit(
-        ContextCompacted(
-            reason, done.how, done.tokens_before, done.tokens_after, done.pruned
-        )
-    )
+    done = await compactor.compact(history, specs, model, force=reason == "overflow", trailing=trailing)
+    emit(ContextCompacted(reason, done.how, done.tokens_before, done.tokens_after, done.pruned))
+    if done.usage is not None:
+        run.add("compaction", done.usage)
+        emit(UsageReported(done.usage, run.total, run.before + run.total, role="compaction"))
 
 
 class _DefangedDeltas:
@@ -448,11 +400,7 @@ class _DefangedDeltas:
         for kind, stream in self._streams.items():
             rest = stream.flush()
             if rest:
-                self._emit(
-                    MessageDelta(
-                        text=rest, kind="text" if kind == "text" else "reasoning"
-                    )
-                )
+                self._emit(MessageDelta(text=rest, kind="text" if kind == "text" else "reasoning"))
 
 
 def _last_text(history: list[Message]) -> str:
@@ -467,19 +415,12 @@ def _answer_orphans(history: list[Message]) -> None:
     for index in range(len(history) - 1, -1, -1):
         message = history[index]
         if isinstance(message, AssistantMessage):
-            answered = {
-                m.call_id
-                for m in history[index + 1 :]
-                if isinstance(m, ToolResultMessage)
-            }
+            answered = {m.call_id for m in history[index + 1 :] if isinstance(m, ToolResultMessage)}
             for call in message.tool_calls:
                 if call.call_id not in answered:
                     history.append(
                         ToolResultMessage(
-                            call_id=call.call_id,
-                            name=call.name,
-                            content=INTERRUPTED,
-                            is_error=True,
+                            call_id=call.call_id, name=call.name, content=INTERRUPTED, is_error=True
                         )
                     )
             return

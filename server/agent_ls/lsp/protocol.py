@@ -171,6 +171,17 @@ class PlanWire(_Wire):
     risks: list[str]
 
 
+class CheckWire(_Wire):
+    """An acceptance check's result: ``passed`` when it ran and exited 0; ``exitCode`` null when it was
+    stopped (a timeout) or could not run (then ``outputTail`` says why, and ``notVerified`` lists it);
+    ``outputTail`` its last lines (about 20, at most 2 KB), secrets redacted."""
+
+    command: str
+    passed: bool
+    exit_code: int | None
+    output_tail: str
+
+
 class RunParams(_Lenient):
     """A task starting with ``/<skill> args`` runs that skill explicitly (its body is injected up front)."""
 
@@ -188,6 +199,9 @@ class RunParams(_Lenient):
     mode: RunModeWire = "default"
     """``plan``: read-only tools, edits refused by the policy, the run ends with a ``plan`` (docs/modes.md);
     ``default`` after a plan run of the same session implements that plan ("Approve plan")."""
+    checks: list[str] = Field(default_factory=list)
+    """Acceptance checks: shell commands the server runs in the shadow copy when the model says it is done
+    (docs/modes.md, "Definition of done")."""
 
 
 class RunSkillParams(_Lenient):
@@ -202,6 +216,8 @@ class RunSkillParams(_Lenient):
     session_id: str | None = Field(default=None, min_length=1)
     mode: RunModeWire = "default"
     """As ``RunParams.mode``."""
+    checks: list[str] = Field(default_factory=list)
+    """As ``RunParams.checks``; the skill's own (its ``metadata`` ``checks``) join them."""
 
 
 class ListSessionsParams(_Lenient):
@@ -252,6 +268,9 @@ class HistoryRunWire(_Wire):
     status: str
     reason: str
     usage: UsageSummary | None = None
+    usage_by_role: dict[str, UsageSummary] = Field(default_factory=dict)
+    """The run's usage by role (``RunEndedNotification.usageByRole``); a run stored before roles were
+    recorded has all of it under ``main``; empty before its end."""
 
 
 class SessionHistoryResult(_Wire):
@@ -465,6 +484,13 @@ class RunEndedNotification(_Wire):
     plan: PlanWire | None = None
     """Only for a plan run that ended with its plan (``submit_plan``); ``answer`` is then the plan as
     markdown. A following ``agent.run {sessionId}`` in default mode implements it."""
+    checks: list[CheckWire] = Field(default_factory=list)
+    """The acceptance checks' results the run ended on, in order; empty when it had none."""
+    not_verified: list[str] = Field(default_factory=list)
+    """One line per check that was not run at the end, and why; empty when every check ran."""
+    usage_by_role: dict[str, UsageSummary] = Field(default_factory=dict)
+    """``usage`` by what the calls were for: ``main`` (the run's turns), ``compaction`` (summaries),
+    ``subagent`` (the ``task`` tool's runs); only roles that made model calls."""
 
 
 class ReviewFindingWire(_Lenient):

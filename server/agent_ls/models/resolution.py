@@ -172,7 +172,13 @@ def parse_model_string(model_string: str, providers: Collection[str] = PROVIDERS
 
 
 def resolve_model(
-    model_arg: str | None, editor: EditorSettings, env: EnvSnapshot, config: LoadedConfig
+    model_arg: str | None,
+    editor: EditorSettings,
+    env: EnvSnapshot,
+    config: LoadedConfig,
+    *,
+    model_source: str = "--model",
+    overrides: bool = True,
 ) -> ModelChoice:
     """Pick the model, wire API, base URL, key and limits by the tables in the module docstring.
 
@@ -183,6 +189,10 @@ def resolve_model(
         editor: the ``agentLs`` settings.
         env: the environment.
         config: the config files as loaded (``config.load_config``).
+        model_source: where ``model_arg`` came from, for messages (``models.subagent in agent-ls.toml``).
+        overrides: False leaves out the overrides meant for the main model's endpoint (``agentLs.baseUrl``,
+            ``AGENT_LS_BASE_URL``, ``AGENT_LS_API_KEY``): a role's model of another provider
+            (``models/roles.py``) gets that provider's own base URL and key, never the main one's key.
 
     Raises:
         ConfigError: no model anywhere (message ``NO_MODEL``), an invalid model string (the message says
@@ -190,7 +200,7 @@ def resolve_model(
             that is not http(s).
     """
     chosen = _first(
-        (model_arg, "--model"),
+        (model_arg, model_source),
         (editor.model, "agentLs.model"),
         (env.get("AGENT_LS_MODEL"), "AGENT_LS_MODEL"),
         (config.model, str(config.model_source or "agent-ls.toml")),
@@ -215,8 +225,8 @@ def resolve_model(
         )
     configured = config.providers.get(name)
     url_chosen = _first(
-        (editor.base_url, "agentLs.baseUrl"),
-        (env.get("AGENT_LS_BASE_URL"), "AGENT_LS_BASE_URL"),
+        (editor.base_url if overrides else None, "agentLs.baseUrl"),
+        (env.get("AGENT_LS_BASE_URL") if overrides else None, "AGENT_LS_BASE_URL"),
         (env.get("OPENAI_BASE_URL") if name in OPENAI_BASE_URL_PROVIDERS else None, "OPENAI_BASE_URL"),
         (configured.base_url if configured else None, f"providers.{name}.base_url in agent-ls.toml"),
         (provider.base_url, "the default"),
@@ -227,7 +237,7 @@ def resolve_model(
     _check_base_url(base_url, url_source)
     key_env = provider.api_key_env
     key = _first(
-        (env.get("AGENT_LS_API_KEY"), "AGENT_LS_API_KEY"),
+        (env.get("AGENT_LS_API_KEY") if overrides else None, "AGENT_LS_API_KEY"),
         (env.get(key_env) if key_env else None, key_env or ""),
     )
     return ModelChoice(

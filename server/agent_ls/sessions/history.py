@@ -19,7 +19,7 @@ from typing import Any
 
 from agent_ls.core.messages import AssistantMessage, ToolResultMessage, Usage
 from agent_ls.core.plan import Plan
-from agent_ls.sessions.records import message_from, usage_from
+from agent_ls.sessions.records import message_from, usage_by_role_from, usage_from
 
 TEXT_CHARS = 2000
 
@@ -57,6 +57,7 @@ class HistoryRun:
     status: str = "interrupted"
     reason: str = ""
     usage: Usage | None = None
+    usage_by_role: dict[str, Usage] = field(default_factory=dict)
 
 
 def _with_call(run: HistoryRun, call_id: str, **changes: Any) -> None:
@@ -97,6 +98,7 @@ def _add(run: HistoryRun, record: dict[str, Any]) -> None:
         run.status = str(record["status"])
         run.reason = str(record.get("reason", ""))
         run.usage = usage_from(record.get("usage", {}))
+        run.usage_by_role = usage_by_role_from(record)
         answer = str(record.get("answer", ""))
         if answer.strip() and not any(item.kind == "text" for item in run.items):
             run.items.append(HistoryItem(kind="text", text=answer))

@@ -17,9 +17,11 @@ Reading is lenient about what it does not know (extra keys are ignored) and stri
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from agent_ls.core.checks import CheckResult
+from agent_ls.core.events import ModelRole
 from agent_ls.core.messages import (
     AssistantMessage,
     Message,
@@ -123,6 +125,20 @@ def usage_json(usage: Usage) -> dict[str, Any]:
         "estimated": usage.estimated,
         "costUsd": usage.cost_usd,
     }
+
+
+def usage_by_role_json(by_role: Mapping[ModelRole, Usage]) -> dict[str, Any]:
+    """A run's usage by role (``RunEnded.usage_by_role``): ``{"main": {usage}, "compaction": {usage}}``."""
+    return {role: usage_json(usage) for role, usage in by_role.items()}
+
+
+def usage_by_role_from(record: dict[str, Any]) -> dict[str, Usage]:
+    """The ``usageByRole`` of a ``run_end`` record; a record written before roles were recorded has its
+    whole ``usage`` under ``main`` (every call was the run's own then, subagents' aside)."""
+    by_role = record.get("usageByRole")
+    if isinstance(by_role, dict):
+        return {str(role): usage_from(usage) for role, usage in by_role.items() if isinstance(usage, dict)}
+    return {"main": usage_from(record["usage"])} if isinstance(record.get("usage"), dict) else {}
 
 
 def usage_from(data: dict[str, Any]) -> Usage:

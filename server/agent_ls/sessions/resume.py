@@ -6,7 +6,7 @@ What is written, per event of ``core.events`` (docs/sessions.md lists every kind
 - a ``/context`` run writes nothing (it only reads the session);
 - ``RunStarted`` → ``run_start {run, task, model}``; ``RunEnded`` → ``plan {run, plan}`` when a plan run
   ended with its plan (``core.plan.Plan.wire``), then ``run_end {status, reason, answer,
-  usage}`` (and ``notVerified``, the checks not run, when there are any) and an ``fsync``;
+  usage, usageByRole}`` (and ``notVerified``, the checks not run, when there are any) and an ``fsync``;
 - ``run_end`` also holds the run's ``mode`` (``default`` or ``plan``);
 - every message the history gained since the last event → ``message {message}`` (``records``);
 - ``VerdictGiven`` → ``verdict {callId, name, verdict, rule, subject, approval}``, and a new
@@ -15,8 +15,9 @@ What is written, per event of ``core.events`` (docs/sessions.md lists every kind
   notRun}``, ``notRun`` null when the check ran);
 - ``FindingsReported`` → ``findings {findings, files}`` (each finding ``{path, line, endLine, severity,
   message}``, 1-based; the files the review covers);
-- ``UsageReported`` → ``usage {usage}``; ``ProposalChanged`` → ``proposal {changes, removed}``
-  (both texts of each changed file);
+- ``UsageReported`` → ``usage {usage, role}`` (``role``: ``main``, ``compaction``, or ``subagent`` for a
+  subagent's call, which comes wrapped in ``SubagentEvent``); ``ProposalChanged`` → ``proposal {changes,
+  removed}`` (both texts of each changed file);
 - a nested AGENTS.md attached → ``nested {dir, label}``;
 - a skill activated → ``skill {name}``;
 - ``ContextCompacted`` → ``compaction {reason, how, tokensBefore, tokensAfter, pruned, messages,
@@ -42,6 +43,7 @@ from agent_ls.core.events import (
     ProposalChanged,
     RunEnded,
     RunStarted,
+    SubagentEvent,
     TodosChanged,
     UsageReported,
     VerdictGiven,
@@ -49,7 +51,13 @@ from agent_ls.core.events import (
 from agent_ls.core.messages import AssistantMessage, SystemMessage
 from agent_ls.runtime import CONTEXT_COMMAND, Session
 from agent_ls.sessions.outputs import SessionOutputs
-from agent_ls.sessions.records import change_json, check_json, message_json, usage_json
+from agent_ls.sessions.records import (
+    change_json,
+    check_json,
+    message_json,
+    usage_by_role_json,
+    usage_json,
+)
 from agent_ls.sessions.saved import SavedSession
 from agent_ls.sessions.store import SessionLog
 from agent_ls.workspace.rebase import disk_text_now
@@ -112,7 +120,9 @@ class SessionRecorder:
                 },
             )
         elif isinstance(event, UsageReported):
-            self.log.append("usage", {"usage": usage_json(event.usage)})
+            self.log.append("usage", {"usage": usage_json(event.usage), "role": event.role})
+        elif isinstance(event, SubagentEvent) and isinstance(event.event, UsageReported):
+            self.log.append("usage", {"usage": usage_json(event.event.usage), "role": "subagent"})
         elif isinstance(event, ProposalChanged):
             self.proposal_changed(event.paths)
         elif isinstance(event, TodosChanged):
@@ -139,6 +149,7 @@ class SessionRecorder:
                     "answer": event.answer,
                     "mode": event.mode,
                     "usage": usage_json(event.usage),
+                    "usageByRole": usage_by_role_json(event.usage_by_role),
                     **({"notVerified": list(event.not_verified)} if event.not_verified else {}),
                 },
             )

@@ -6,7 +6,8 @@ parent's conversation. Its tools are read-only: read_file, list_files and grep, 
 policy and approver as the parent's (a Read deny rule hides the same files; an "ask" asks the same user).
 bash is left out: a command's file changes come back into the proposal, so no command is read-only here,
 whatever the policy would say of it. Its budget: ``MAX_TURNS`` turns and ``MAX_TOKENS`` tokens (input plus
-output of its model calls); the model is the parent run's.
+output of its model calls); the model is the subagent role's (``[models] subagent``, ``models/roles.py``),
+opened at the run's first ``task`` call and closed when the run ends, else the parent run's.
 
 What the parent reads is the subagent's last text (``RunEnded.answer``), marked as data like every tool
 result; when the subagent stopped early, a line saying why comes first. The subagent's tool results never
@@ -26,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_ls.core.errors import ModelError, ToolError
+from agent_ls.core.errors import AgentLsError, ModelError, ToolError
 from agent_ls.core.events import Event, EventSink, SubagentEvent
 from agent_ls.core.loop import LoopLimits, run_loop
 from agent_ls.core.messages import Message, ModelResponse, SystemMessage, ToolSpec, Usage, UserMessage
@@ -75,6 +76,8 @@ class Subagents:
         max_turns / max_tokens: the subagent's budget.
         model: the model of the parent's current run, set by the session for the run's length; None between
             runs (a ``task`` call then fails with a message).
+        open_own: opens the subagent role's own model (``[models] subagent``), set by the session for the
+            run's length; None: the subagents use ``model``. Opened at the first job, closed by ``end_run``.
     """
 
     session_id: str
@@ -84,12 +87,33 @@ class Subagents:
     max_turns: int = MAX_TURNS
     max_tokens: int = MAX_TOKENS
     model: ModelClient | None = field(default=None)
+    open_own: Callable[[], ModelClient] | None = field(default=None)
+    _own: ModelClient | None = field(default=None, init=False)
+
+    def _model(self) -> ModelClient:
+        """The subagents' model in this run: the role's own (opened at the first job), else the parent's."""
+        if self.model is None:
+            raise ToolError("no model is open for a subagent outside a run")
+        if self.open_own is None:
+            return self.model
+        if self._own is None:
+            try:
+                self._own = self.open_own()
+            except AgentLsError as exc:
+                raise ToolError(f"the subagent model cannot be opened: {exc}") from None
+        return self._own
+
+    async def end_run(self) -> None:
+        """The parent run is over: forget its model and close the subagent model opened for it."""
+        own, self._own = self._own, None
+        self.model, self.open_own = None, None
+        if own is not None:
+            await own.aclose()
 
     async def run(self, args: Args, call_id: str, emit: EventSink) -> ToolOutput:
         """Run one job to its end and return the report; raises ``CancelledError`` when the calling task was
         cancelled (the subagent's run ended ``cancelled`` first, with its own ``RunEnded``)."""
-        if self.model is None:
-            raise ToolError("no model is open for a subagent outside a run")
+        model = self._model()
         prompt = SUBAGENT_PROMPT.format(root=self.root)
         chain = self.instructions()
         history: list[Message] = [
@@ -104,7 +128,7 @@ class Subagents:
             session_id=f"{self.session_id}/{call_id}",
             task=args.description,
             history=history,
-            model=_Budgeted(self.model, self.max_tokens),
+            model=_Budgeted(model, self.max_tokens),
             tools=self.tools,
             emit=nested,
             limits=LoopLimits(max_turns=self.max_turns),
@@ -119,7 +143,7 @@ class Subagents:
 
 
 class _Budgeted:
-    """The parent's model with a token budget: a call once ``max_tokens`` are spent raises ``ModelError``
+    """The subagents' model with a token budget: a call once ``max_tokens`` are spent raises ``ModelError``
     (the subagent's run ends ``error`` with that reason)."""
 
     def __init__(self, model: ModelClient, max_tokens: int) -> None:
@@ -144,7 +168,7 @@ class _Budgeted:
         return response
 
     async def aclose(self) -> None:
-        """The parent's run closes the model."""
+        """The parent's run closes the model (``Subagents.end_run``)."""
 
 
 def task_tool(subagents: Subagents) -> Tool[Any]:

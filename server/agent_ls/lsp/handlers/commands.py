@@ -275,6 +275,7 @@ async def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotificatio
     )
 
 
+        usage_by_role={role: usage_summary(usage) for role, usage in ended.usage_by_role.items()},
 async def cancel(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     params = parse_params(p.SessionParams, arguments)
     entry = session_entry(ls, params.session_id)

@@ -199,6 +199,7 @@ async def session_history(ls: AgentLanguageServer, *arguments: Any) -> dict[str,
             usage=usage_summary(run.usage) if run.usage is not None else None,
             mode="plan" if run.mode == "plan" else "default",
             plan=p.PlanWire.model_validate(run.plan.wire()) if run.plan is not None else None,
+            usage_by_role={role: usage_summary(usage) for role, usage in run.usage_by_role.items()},
         )
         for run in runs
     ]
