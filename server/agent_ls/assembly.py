@@ -47,8 +47,8 @@ from agent_ls.instructions.activation import SkillActivations
 from agent_ls.instructions.agent_context import AgentContext, load_agent_context
 from agent_ls.instructions.skills import Skill
 from agent_ls.models.resolution import open_model, resolve_model
-from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.models.roles import resolve_role, role_model_string
+from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.policy.rules import BUILTIN_RULES, Rule
 from agent_ls.runtime import ModelOpener, Session, new_session_id

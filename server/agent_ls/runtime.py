@@ -187,10 +187,10 @@ class Session:
     context_generation: Callable[[], int] | None = None
     compact_threshold: float = DEFAULT_THRESHOLD
     open_summarizer: ModelOpener | None = None
+    open_subagent_model: ModelOpener | None = None
     show_request: Callable[[str], None] | None = None
     memory: MemoryNotes | None = None
     redact: Callable[[str], str] | None = None
-    open_subagent_model: ModelOpener | None = None
     subagents: Subagents | None = None
     todos: TodoList = field(default_factory=TodoList, init=False)
     history: list[Message] = field(default_factory=list, init=False)
@@ -385,6 +385,7 @@ class Session:
         self.policy.sandboxed = not unsandboxed
         if self.subagents is not None:
             self.subagents.model = model  # the run's model, for its subagents
+            self.subagents.open_own = self._observed(self.open_subagent_model)
         try:
             with moded:
                 ended = await run_loop(
@@ -392,7 +393,6 @@ class Session:
                     task=task,
                     history=self.history,
                     model=model,
-            self.subagents.open_own = self._observed(self.open_subagent_model)
                     tools=moded.tools,
                     emit=moded.sink(emit),
                     ended_by=moded.ended_by,
@@ -414,13 +414,6 @@ class Session:
         self.last_run = ended
         return ended
 
-    def context_report(self, model: ModelClient | None, no_model: str = "") -> ContextReport:
-        """The parts of the next request ``model`` would be sent: the history so far (the system message
-        alone before the first run) with the current tools (``context_report.measure``). Sends nothing.
-        With no model (``no_model`` says why), the body is measured as a Chat Completions request in the
-        default window."""
-        messages = list(self.history) or [self.system_message()]  # a snapshot: a run may append
-        note = self._reminder(1, Usage())  # what a follow-up's first request would end with
     def _observed(self, opener: ModelOpener | None) -> ModelOpener | None:
         """``opener`` whose client shows each request (``show_request``) like the run's own model."""
         show = self.show_request
@@ -428,6 +421,13 @@ class Session:
             return opener
         return lambda: ObservedModel(opener(), show)
 
+    def context_report(self, model: ModelClient | None, no_model: str = "") -> ContextReport:
+        """The parts of the next request ``model`` would be sent: the history so far (the system message
+        alone before the first run) with the current tools (``context_report.measure``). Sends nothing.
+        With no model (``no_model`` says why), the body is measured as a Chat Completions request in the
+        default window."""
+        messages = list(self.history) or [self.system_message()]  # a snapshot: a run may append
+        note = self._reminder(1, Usage())  # what a follow-up's first request would end with
         known = known_texts(
             self.context, self.nested.loaded() if self.nested is not None else (), self.activations.active()
         )
@@ -511,6 +511,7 @@ class Session:
         """``/compact [focus]``: summarize the history now; the answer says how much it freed."""
         emit(RunStarted(session_id=self.session_id, task=task, model=model.model_name))
         focus = task.strip()[len(COMPACT_COMMAND) :].strip()
+        used: Usage | None = None
         if len(self.history) < 2:
             reason, status = "nothing to compact: the session has no history yet", "done"
         else:
@@ -518,11 +519,13 @@ class Session:
                 done = await self.compactor(model).compact(
                     self.history, list(self.registry.specs()), model, force=True, focus=focus
                 )
-        used: Usage | None = None
             except AgentLsError as exc:
                 reason, status = f"compaction failed: {exc}", "error"
             else:
                 emit(ContextCompacted("manual", done.how, done.tokens_before, done.tokens_after, done.pruned))
+                used = done.usage
+                if used is not None:
+                    emit(UsageReported(used, used, before + used, role="compaction"))
                 reason, status = f"compacted: ~{done.tokens_before:,} → ~{done.tokens_after:,} tokens", "done"
         ended = RunEnded(
             status="done" if status == "done" else "error",
@@ -531,9 +534,6 @@ class Session:
             usage=used or Usage(),
             session_usage=before + (used or Usage()),
             usage_by_role={"compaction": used} if used is not None else {},
-                used = done.usage
-                if used is not None:
-                    emit(UsageReported(used, used, before + used, role="compaction"))
         )
         emit(ended)
         return ended

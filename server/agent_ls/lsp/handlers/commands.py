@@ -272,10 +272,10 @@ async def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotificatio
         proposal=summary,
         mode=ended.mode,
         plan=p.PlanWire.model_validate(ended.plan.wire()) if ended.plan is not None else None,
+        usage_by_role={role: usage_summary(usage) for role, usage in ended.usage_by_role.items()},
     )
 
 
-        usage_by_role={role: usage_summary(usage) for role, usage in ended.usage_by_role.items()},
 async def cancel(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     params = parse_params(p.SessionParams, arguments)
     entry = session_entry(ls, params.session_id)
