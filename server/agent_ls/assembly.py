@@ -43,6 +43,7 @@ from agent_ls.core.errors import ConfigError
 from agent_ls.core.events import ModelRole
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import Approver, ModelClient
+from agent_ls.core.problems import ProblemSource
 from agent_ls.instructions.activation import SkillActivations
 from agent_ls.instructions.agent_context import AgentContext, load_agent_context
 from agent_ls.instructions.skills import Skill
@@ -88,6 +89,7 @@ def assemble_session(
     reload_context: Callable[[], AgentContext] | None = None,
     context_generation: Callable[[], int] | None = None,
     secret_index: SecretIndex | None = None,
+    problems: ProblemSource | None = None,
 ) -> Session:
     """Build a session for ``root`` from a front end's settings (module docstring). Blocking: it reads
     the instruction files (the LSP server calls it in a worker thread; it must not touch ``buffers``,
@@ -120,6 +122,7 @@ def assemble_session(
             loading as step 1, when ``env`` is given.
         context_generation: a counter that moves when an instruction or skill file changes (the file
             watcher); read before each model call.
+        problems: the editor's problems for ``root`` (the LSP front end's); None: no ``problems`` tool.
     """
     root = root.resolve()
     config = config or LoadedConfig()
@@ -219,6 +222,7 @@ def assemble_session(
         memory=_memory(root, environ) if env is not None else None,
         redact=Redactor.from_environ(environ).text,
         subagents=Subagents(session_id, str(root), subagent_tools),
+        problems=problems,
     )
 
 

@@ -48,6 +48,7 @@ from agent_ls.core.messages import (
 )
 from agent_ls.core.plan import Plan, RunMode
 from agent_ls.core.ports import ModelClient
+from agent_ls.core.problems import ProblemSource
 from agent_ls.core.proposal import FileChange
 from agent_ls.core.reminder import ReminderFacts, reminder_text
 from agent_ls.core.todos import TodoList
@@ -63,6 +64,7 @@ from agent_ls.tools.acceptance import AcceptanceChecks, activated_skill_checks
 from agent_ls.tools.base import OutputKeeper, ToolContext
 from agent_ls.tools.memory import MemoryNotes
 from agent_ls.tools.plan_mode import ModeRun
+from agent_ls.tools.problems import problems_tool
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.tools.session_tools import deferred_tools, origin_of
 from agent_ls.tools.skill import skill_tool
@@ -160,6 +162,7 @@ class Session:
             the API key redacted): ``agent-ls run --debug``, the editor's ``agentLs.trace``; None: not shown.
         memory: the workspace's notes file (the memory tools), or None: no memory tools.
         redact: replaces secrets in what the harness reads back itself (acceptance checks' output tails).
+        problems: the editor's problems (the ``problems`` tool), or None: no editor forwards them.
         subagents: runs the ``task`` tool's subagents (given each run's model), or None: no ``task`` tool.
         todos: the todo list the model keeps with ``todo_write`` (``core.todos``): what the reminder and a
             compaction put back, and the editor shows.
@@ -192,6 +195,7 @@ class Session:
     memory: MemoryNotes | None = None
     redact: Callable[[str], str] | None = None
     subagents: Subagents | None = None
+    problems: ProblemSource | None = None
     todos: TodoList = field(default_factory=TodoList, init=False)
     history: list[Message] = field(default_factory=list, init=False)
     last_run: RunEnded | None = field(default=None, init=False)
@@ -214,7 +218,10 @@ class Session:
                 self.todos,
                 self.memory,
                 lambda: origin_of(self.session_id, self.history),
-                [task_tool(self.subagents)] if self.subagents is not None else [],
+                [
+                    *([task_tool(self.subagents)] if self.subagents is not None else []),
+                    *([problems_tool(self.problems)] if self.problems is not None else []),
+                ],
                 outputs=self.outputs,
                 outputs_named=self._outputs_named,
             ),

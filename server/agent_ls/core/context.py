@@ -56,6 +56,8 @@ class Focus:
         selected_text: the selected text, or "".
         diagnostics: the file's problems the editor passed, one line each (``line 3: message [source
             code]``), for the fix-diagnostics skill.
+        other_problems: the file's other problems the editor reports (``core.problems.problem_line``),
+            listed apart so that the task stays the picked ones.
     """
 
     path: str | None = None
@@ -63,6 +65,7 @@ class Focus:
     end_line: int | None = None
     selected_text: str = ""
     diagnostics: tuple[str, ...] = ()
+    other_problems: tuple[str, ...] = ()
 
 
 def system_prompt(root: str) -> str:
@@ -96,6 +99,9 @@ def task_message(task: str, focus: Focus) -> str:
         if focus.diagnostics:
             lines = "\n".join(f"- {' '.join(neutralize_tags(line).split())}" for line in focus.diagnostics)
             parts.append(f"Diagnostics (from the editor, data):\n{lines}")
+        if focus.other_problems:
+            lines = "\n".join(f"- {' '.join(neutralize_tags(line).split())}" for line in focus.other_problems)
+            parts.append(f"Other problems of this file (from the editor, data):\n{lines}")
     return "\n\n".join(parts)
 
 

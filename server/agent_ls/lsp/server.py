@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from lsprotocol import types as t
 
-from agent_ls.lsp import protocol, stdio
+from agent_ls.lsp import editor_problems, protocol, stdio
 from agent_ls.lsp.command_args import answering
 from agent_ls.lsp.handlers import (
     agent_files,
@@ -34,7 +34,7 @@ from agent_ls.lsp.state import AgentLanguageServer
 def build_server() -> AgentLanguageServer:
     """A new server with every handler registered. The table below is all the server answers."""
     server = AgentLanguageServer()
-    server.feature(t.INITIALIZE)(lifecycle.initialize)
+    server.feature(t.INITIALIZE)(_initialize)
     server.feature(t.INITIALIZED)(_initialized)
     server.feature(t.TEXT_DOCUMENT_DID_OPEN)(agent_files.did_open)
     server.feature(t.TEXT_DOCUMENT_DID_SAVE)(_did_save)
@@ -44,6 +44,7 @@ def build_server() -> AgentLanguageServer:
     server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(_did_change_workspace_folders)
     server.feature(t.WORKSPACE_DID_CHANGE_WATCHED_FILES)(agent_files.did_change_watched_files)
     server.feature(t.SHUTDOWN)(_shutdown)
+    server.feature(protocol.AGENT_DID_CHANGE_PROBLEMS)(editor_problems.did_change_problems)
     for name, handler in (
         (protocol.CMD_RUN, commands.run),
         (protocol.CMD_CANCEL, commands.cancel),
@@ -62,6 +63,11 @@ def build_server() -> AgentLanguageServer:
     ):
         server.command(name)(answering(name, handler))
     return server
+
+
+def _initialize(ls: AgentLanguageServer, params: t.InitializeParams) -> None:
+    lifecycle.initialize(ls, params)
+    editor_problems.initialize(ls, params)
 
 
 async def _initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:

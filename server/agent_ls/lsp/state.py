@@ -25,6 +25,7 @@ from agent_ls.instructions.watch import InstructionWatcher
 from agent_ls.lsp.action_items import approval_converter
 from agent_ls.lsp.capabilities import ClientFlags
 from agent_ls.lsp.diagnostic_sets import DiagnosticSets
+from agent_ls.lsp.problem_store import ProblemStore
 from agent_ls.lsp.well_formed import WellFormedProtocol
 from agent_ls.runtime import Session
 from agent_ls.sessions.run_lock import RunLock
@@ -81,6 +82,8 @@ class ServerState:
     that one source's publication never erases another's on the same file."""
     review_publishing: asyncio.Task[None] | None = None
     """The latest publication of review findings (``review_diagnostics``); the next one waits for it."""
+    problems: ProblemStore = field(default_factory=ProblemStore)
+    """The editor's problems (``agent/didChangeProblems``, ``lsp/editor_problems.py``), per file."""
     secret_indexes: SecretIndexes = field(default_factory=SecretIndexes)
     """The secret index of each workspace root, started at ``initialized`` so that a run's first
     command finds it built (``workspace.secret_index``), shared by the runs of that root."""

@@ -33,6 +33,7 @@ from agent_ls.lsp import protocol as p
 from agent_ls.lsp.approver import LspApprover
 from agent_ls.lsp.buffers import EditorBuffers
 from agent_ls.lsp.command_args import parse_params
+from agent_ls.lsp.editor_problems import WorkspaceProblems, focus_problems
 from agent_ls.lsp.handlers import config_files, sessions
 from agent_ls.lsp.render import LspEventRenderer, usage_summary
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
@@ -92,9 +93,10 @@ def _root_and_focus(ls: AgentLanguageServer, params: p.RunParams) -> tuple[Path,
     root = root_for(ls, file_path)
     if file_path is None or not file_path.is_relative_to(root):
         return root, Focus()
-    focus = Focus(
-        path=file_path.relative_to(root).as_posix(), diagnostics=_diagnostic_lines(params.diagnostics)
-    )
+    path = file_path.relative_to(root).as_posix()
+    focus = Focus(path=path, diagnostics=_diagnostic_lines(params.diagnostics))
+    if params.diagnostics:  # "Fix this problem": the file's other problems come with the picked one
+        focus = replace(focus, other_problems=tuple(focus_problems(ls, root, path, params.diagnostics)))
     if params.range is not None and params.uri:
         document = ls.workspace.get_text_document(params.uri)
         start, end = params.range.start, params.range.end
@@ -177,6 +179,7 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
             context_generation=lambda: ls.state.instructions_generation,
             secret_index=ls.state.secret_indexes.get(root, config),
             session_id=params.session_id,
+            problems=WorkspaceProblems(ls, root),
         )
     )
     if saved is not None:

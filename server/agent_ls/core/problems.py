@@ -1,0 +1,119 @@
+"""The editor's problems (its language servers' diagnostics) as the agent reads them, and the port they
+come through.
+
+The LSP front end keeps the diagnostics the editor forwards (``agent/didChangeProblems``,
+``lsp/editor_problems.py``) and hands a session a ``ProblemSource``; the ``problems`` tool
+(``tools/problems.py``) reads it. Nothing here knows LSP: a ``Problem`` is 1-based, its column counted in
+characters (code points), as every position the model sees.
+
+Lines read ``path:line:col severity source: message`` (``problem_line``); a file's problems are compared
+before and after an edit by what they say, not where (``new_since``): an edit shifts lines.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+Severity = Literal["error", "warning", "information", "hint"]
+
+SEVERITIES: tuple[Severity, ...] = ("error", "warning", "information", "hint")
+"""In LSP 3.17 ``DiagnosticSeverity`` order (1 to 4); a diagnostic without one counts as an error, as
+VS Code shows it."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One diagnostic of a file.
+
+    Attributes:
+        line: 1-based line of the start.
+        column: 1-based column of the start, in characters (code points).
+        severity: as the language server said it (none given: ``error``).
+        source: the language server or tool that reported it (``Pylance``, ``json``), "" when unknown.
+        code: its rule or error code (``F401``, ``2322``), "" when none.
+        message: the message, whitespace folded to single spaces.
+    """
+
+    line: int
+    column: int
+    severity: Severity
+    source: str
+    code: str
+    message: str
+
+    @property
+    def what(self) -> tuple[str, str, str, str]:
+        """What the problem says, without where: how problems are matched across an edit."""
+        return self.severity, self.source, self.code, self.message
+
+
+@dataclass(frozen=True)
+class FileProblems:
+    """The problems of one file, in the order the editor listed them.
+
+    Attributes:
+        path: workspace-relative POSIX path.
+        problems: at most the source's per-file bound (``left_out`` counts the rest).
+        left_out: problems the editor reported that were not kept (over the bound).
+    """
+
+    path: str
+    problems: tuple[Problem, ...]
+    left_out: int = 0
+
+
+class ProblemSource(Protocol):
+    """The editor's problems for one workspace root, as a session reads them.
+
+    Contract: ``forwarded`` says whether the editor ever sent problems (a client that does not forward
+    them: the tool says so rather than "no problems"). ``of_file`` returns the problems the editor last
+    reported for the workspace-relative ``path`` (none: an empty ``FileProblems``); ``all_files`` every file
+    with problems, in path order. Both read memory only and never raise. ``of_texts`` asks the editor for
+    the problems of proposed texts (``{path: text}``) that are not on disk; it returns ``{path:
+    FileProblems}`` for the files the editor answered, or None when the editor cannot (it did not announce
+    the capability, it failed, or it did not answer within its timeout); it never raises and never waits
+    longer than that timeout.
+    """
+
+    @property
+    def forwarded(self) -> bool: ...
+
+    def of_file(self, path: str) -> FileProblems: ...
+
+    def all_files(self) -> list[FileProblems]: ...
+
+    async def of_texts(self, texts: Mapping[str, str]) -> dict[str, FileProblems] | None: ...
+
+
+def problem_line(path: str, problem: Problem) -> str:
+    """``src/app.py:3:5 error Pylance: "x" is not defined`` (the code, when any, after the source:
+    ``ruff F401``)."""
+    origin = " ".join(part for part in (problem.source, problem.code) if part) or "editor"
+    return f"{path}:{problem.line}:{problem.column} {problem.severity} {origin}: {problem.message}"
+
+
+def severity_counts(problems: Sequence[Problem]) -> str:
+    """``2 errors, 1 warning`` (severities in order, zero counts left out)."""
+    counts = Counter(problem.severity for problem in problems)
+    parts = []
+    for severity in SEVERITIES:
+        count = counts[severity]
+        if count:
+            parts.append(f"{count} {severity}{'' if count == 1 else 's'}")
+    return ", ".join(parts)
+
+
+def new_since(before: Sequence[Problem], after: Sequence[Problem]) -> list[Problem]:
+    """The problems of ``after`` that ``before`` did not have, matched by what they say (``Problem.what``),
+    each occurrence once: two identical messages before and three after leave one new."""
+    left = Counter(problem.what for problem in before)
+    new = []
+    for problem in after:
+        if left[problem.what]:
+            left[problem.what] -= 1
+        else:
+            new.append(problem)
+    return new
