@@ -12,6 +12,10 @@ const ended = (over: Partial<RunEndedNotification>): RunEndedNotification => ({
   usage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, estimated: false, costUsd: null },
   sessionUsage: { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, estimated: false, costUsd: null },
   proposal: { files: [], added: 0, removed: 0, governedBy: {} },
+  mode: 'default',
+  plan: null,
+  checks: [],
+  notVerified: [],
   ...over,
 });
 

@@ -49,6 +49,10 @@ function ended(over: Partial<RunEndedNotification> = {}): ViewAction {
       usage: usage(900),
       sessionUsage: usage(1900),
       proposal: { files: ['stats.py'], added: 1, removed: 1, governedBy: {} },
+      mode: 'default',
+      plan: null,
+      checks: [],
+      notVerified: [],
       ...over,
     },
   };
