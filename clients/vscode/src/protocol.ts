@@ -266,6 +266,8 @@ export interface HistoryRunWire {
   status: string;
   reason: string;
   usage: UsageSummary | null;
+  /** The run's usage by role; a run stored before roles were recorded has all of it under `main`. */
+  usageByRole: Record<string, UsageSummary>;
 }
 
 /** `agent.sessionHistory`: the session's runs, oldest first (`sessions.history`), and its todos. */
@@ -566,6 +568,11 @@ export interface RunEndedNotification {
   checks: CheckWire[];
   /** One line per check that was not run at the end, and why; empty when every check ran. */
   notVerified: string[];
+  /**
+   * `usage` by what the calls were for: `main` (the run's turns), `compaction` (summaries), `subagent`
+   * (the `task` tool's runs); only roles that made model calls.
+   */
+  usageByRole: Record<string, UsageSummary>;
 }
 
 /** A review finding: `path` workspace-relative POSIX, `line` and `endLine` 1-based and inclusive. */

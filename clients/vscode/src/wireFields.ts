@@ -139,6 +139,7 @@ export const WIRE_FIELDS = {
     status: 'required',
     reason: 'required',
     usage: 'required',
+    usageByRole: 'required',
   } satisfies Fields<HistoryRunWire>,
   SessionHistoryResult: { sessionId: 'required', runs: 'required', todos: 'required' } satisfies Fields<SessionHistoryResult>,
   ListSkillsParams: { uri: 'optional' } satisfies Fields<ListSkillsParams>,
@@ -230,6 +231,7 @@ export const WIRE_FIELDS = {
     plan: 'required',
     checks: 'required',
     notVerified: 'required',
+    usageByRole: 'required',
   } satisfies Fields<RunEndedNotification>,
   ReviewFindingWire: {
     path: 'required',

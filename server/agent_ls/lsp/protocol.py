@@ -268,6 +268,9 @@ class HistoryRunWire(_Wire):
     status: str
     reason: str
     usage: UsageSummary | None = None
+    usage_by_role: dict[str, UsageSummary] = Field(default_factory=dict)
+    """The run's usage by role (``RunEndedNotification.usageByRole``); a run stored before roles were
+    recorded has all of it under ``main``; empty before its end."""
 
 
 class SessionHistoryResult(_Wire):
@@ -485,6 +488,9 @@ class RunEndedNotification(_Wire):
     """The acceptance checks' results the run ended on, in order; empty when it had none."""
     not_verified: list[str] = Field(default_factory=list)
     """One line per check that was not run at the end, and why; empty when every check ran."""
+    usage_by_role: dict[str, UsageSummary] = Field(default_factory=dict)
+    """``usage`` by what the calls were for: ``main`` (the run's turns), ``compaction`` (summaries),
+    ``subagent`` (the ``task`` tool's runs); only roles that made model calls."""
 
 
 class ReviewFindingWire(_Lenient):

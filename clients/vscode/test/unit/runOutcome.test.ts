@@ -16,6 +16,7 @@ const ended = (over: Partial<RunEndedNotification>): RunEndedNotification => ({
   plan: null,
   checks: [],
   notVerified: [],
+  usageByRole: {},
   ...over,
 });
 

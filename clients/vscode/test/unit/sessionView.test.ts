@@ -53,6 +53,7 @@ function ended(over: Partial<RunEndedNotification> = {}): ViewAction {
       plan: null,
       checks: [],
       notVerified: [],
+      usageByRole: {},
       ...over,
     },
   };
@@ -182,8 +183,8 @@ test('a resumed session shows its stored runs (agent.sessionHistory), unless a r
     type: 'history',
     sessionId: 'old',
     runs: [
-      { task: 'Fix mean', items: [tool, text], status: 'done', reason: 'the model answered', usage: usage(5) },
-      { task: 'And more', items: [], status: 'interrupted', reason: '', usage: null },
+      { task: 'Fix mean', items: [tool, text], mode: 'default', plan: null, status: 'done', reason: 'the model answered', usage: usage(5), usageByRole: {} },
+      { task: 'And more', items: [], mode: 'default', plan: null, status: 'interrupted', reason: '', usage: null, usageByRole: {} },
     ],
     todos: [{ content: 'Fix mean', status: 'completed', activeForm: 'Fixing mean' }],
   };
