@@ -292,8 +292,8 @@ def test_unknown_keys_are_warnings_and_the_rest_still_counts(tmp_path: Path) -> 
         (
             1,
             "warning",
-            "unknown key colour is ignored; known here: model, trusted_workspaces, retry, budget, "
-            "compaction, providers, permissions, shell, sandbox, instructions, skills",
+            "unknown key colour is ignored; known here: model, models, trusted_workspaces, retry, "
+            "budget, compaction, providers, permissions, shell, sandbox, instructions, skills",
         ),
         (
             3,
@@ -309,8 +309,8 @@ def test_unknown_keys_are_warnings_and_the_rest_still_counts(tmp_path: Path) -> 
         (
             8,
             "warning",
-            "unknown key permisions is ignored; known here: model, trusted_workspaces, retry, budget, "
-            "compaction, providers, permissions, shell, sandbox, instructions, skills",
+            "unknown key permisions is ignored; known here: model, models, trusted_workspaces, retry, "
+            "budget, compaction, providers, permissions, shell, sandbox, instructions, skills",
         ),
     ]
 

@@ -75,8 +75,9 @@ class LoadedConfig:
         model_source: the file ``model`` came from, for messages.
         retry: the retry caps set in either file (unset fields: ``RetryPolicy`` defaults).
         budget: the run budgets of ``[budget]`` (workspace over user), used where nothing else set one.
-        models: the model string of each role of ``[models]`` (workspace over user; the aliases read),
-            unset roles None; ``models.main`` is ``model``.
+        models: the model string of the compaction and subagent roles of ``[models]`` (workspace over
+            user; ``[compaction] model`` read as ``models.compaction``), unset roles None; ``models.main``
+            is always None: the main model is ``model`` (``[models] main`` or ``model``).
         compaction: ``[compaction]`` (workspace over user): the threshold and the summarizer's model
             (``models.compaction``).
         providers: named providers by name, as configured (not yet merged with the built-in ones).
@@ -161,7 +162,7 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
     return LoadedConfig(
         model=models.main,
         model_source=(workspace_file if in_workspace else user_file) if models.main else None,
-        models=models,
+        models=models.model_copy(update={"main": None}),  # the main model is ``model``
         retry=merged.retry or RetryConfig(),
         budget=merged.budget or BudgetConfig(),
         compaction=(merged.compaction or CompactionConfig()).model_copy(update={"model": models.compaction}),
