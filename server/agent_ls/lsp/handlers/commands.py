@@ -146,6 +146,7 @@ async def run_skill(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
         diagnostics=params.diagnostics,
         session_id=params.session_id,
         mode=params.mode,
+        checks=params.checks,
     )
     return await _start(ls, run_params, skill=params.skill)
 
@@ -247,7 +248,12 @@ async def _drive(
             log.warning("window/workDoneProgress/create failed: %s", exc)
     try:
         await session.run(
-            task=params.task, focus=focus, emit=recorder, usage_before=ls.state.usage, mode=params.mode
+            task=params.task,
+            focus=focus,
+            emit=recorder,
+            usage_before=ls.state.usage,
+            mode=params.mode,
+            checks=params.checks,
         )
         if session.last_run is not None:  # summed, not copied: runs may overlap
             ls.state.usage = ls.state.usage + session.last_run.usage
@@ -275,6 +281,11 @@ async def _run_ended(session: Session, ended: RunEnded) -> p.RunEndedNotificatio
         proposal=summary,
         mode=ended.mode,
         plan=p.PlanWire.model_validate(ended.plan.wire()) if ended.plan is not None else None,
+        checks=[
+            p.CheckWire(command=c.command, passed=c.passed, exit_code=c.exit_code, output_tail=c.output_tail)
+            for c in ended.checks
+        ],
+        not_verified=list(ended.not_verified),
         usage_by_role={role: usage_summary(usage) for role, usage in ended.usage_by_role.items()},
     )
 
