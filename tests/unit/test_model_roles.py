@@ -41,7 +41,8 @@ def test_models_table_names_a_model_per_role(tmp_path: Path) -> None:
 def test_model_and_compaction_model_are_aliases_and_the_workspace_wins_role_by_role(tmp_path: Path) -> None:
     env, _, root = _dirs(
         tmp_path,
-        'model = "openai/a"\n[compaction]\nmodel = "openai/b"\nthreshold = 0.5\n[models]\nsubagent = "openai/c"\n',
+        'model = "openai/a"\n[compaction]\nmodel = "openai/b"\nthreshold = 0.5\n'
+        '[models]\nsubagent = "openai/c"\n',
         '[models]\nmain = "openai/ws-main"\ncompaction = "openai/ws-summary"\n',
     )
     loaded = load_config(env, root)
@@ -53,14 +54,15 @@ def test_model_and_compaction_model_are_aliases_and_the_workspace_wins_role_by_r
 
 def test_one_file_with_both_spellings_of_a_role_keeps_the_models_table_and_says_so(tmp_path: Path) -> None:
     text = 'model = "openai/old"\n[compaction]\nmodel = "openai/old-summary"\n[models]\nmain = "openai/new"\n'
-    env, user_file, root = _dirs(tmp_path, text + 'compaction = "openai/new-summary"\n')
+    env, _, root = _dirs(tmp_path, text + 'compaction = "openai/new-summary"\n')
     loaded = load_config(env, root)
     assert (loaded.model, loaded.models.compaction) == ("openai/new", "openai/new-summary")
     assert [(d.line, d.severity, d.message) for d in loaded.diagnostics] == [
         (
             0,
             "warning",
-            "model is ignored: models.main in the same file names the main model (model is its older spelling)",
+            "model is ignored: models.main in the same file names the main model "
+            "(model is its older spelling)",
         ),
         (
             2,
