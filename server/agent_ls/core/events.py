@@ -26,6 +26,7 @@ from typing import Literal
 
 from agent_ls.core.checks import CheckResult
 from agent_ls.core.messages import NO_USAGE, Usage
+from agent_ls.core.plan import Plan, RunMode
 from agent_ls.core.review import ReviewFinding
 from agent_ls.core.todos import TodoItem
 
@@ -257,6 +258,8 @@ class RunEnded:
 
     ``checks`` are the acceptance checks' last results when the run ended on them (``core.checks``), and
     ``not_verified`` one line per check that was not run at the end and why (empty when all ran).
+    ``mode`` is the run's (``core.plan.RunMode``); ``plan`` the plan a ``plan`` run ended with (the
+    ``submit_plan`` call), None otherwise.
     """
 
     status: RunStatus
@@ -269,6 +272,8 @@ class RunEnded:
     usage_by_role: Mapping[ModelRole, Usage] = field(default_factory=dict)
     """``usage`` split by what the calls were for (``ModelRole``): only roles that made model calls, in
     the order they first did."""
+    mode: RunMode = "default"
+    plan: Plan | None = None
 
 
 Event = (
