@@ -1,13 +1,21 @@
 /**
  * The session view's HTML page: a toolbar, the conversation (filled by the webview script) and the
- * input box. Its Content Security Policy allows nothing but the extension's own script (by nonce),
+ * input area: the mode switch (Ask/Act or Plan, a native `select`, so it is keyboard-accessible and
+ * read by screen readers), the optional acceptance checks (one command per line) and the input box. Its Content Security Policy allows nothing but the extension's own script (by nonce),
  * stylesheet and font: `default-src 'none'`, so the page makes no network request and runs no
  * inline script or style (VS Code's webview guidance, "Content security policy").
  *
  * Pure: no `vscode` import; the caller passes `webview.cspSource` and the `asWebviewUri` addresses.
  */
 
-import { escapeHtml } from './render';
+import { escapeHtml } from './markup';
+
+/** The input box's placeholder in each mode ("Revise" has its own). */
+export const TASK_PLACEHOLDER = {
+  default: 'Ask the agent… (Enter sends, Shift+Enter for a new line)',
+  plan: 'Describe the task to plan: the agent only reads, then proposes a plan (Enter sends)',
+  revise: 'What should the plan change? (sent as a plan run; Enter sends)',
+} as const;
 
 export interface PageResources {
   /** `webview.cspSource`: the origin the extension's files are served from. */
@@ -51,9 +59,24 @@ export function pageHtml(resources: PageResources): string {
 <main id="conversation" aria-label="Conversation"></main>
 <div id="announce" class="visually-hidden" role="status" aria-live="polite"></div>
 <form id="composer" class="composer">
+<div class="composer-options">
+<span id="mode-icon" class="codicon codicon-edit" aria-hidden="true"></span>
+<label for="mode" class="visually-hidden">Mode</label>
+<select id="mode" title="Ask/Act: the agent may propose edits. Plan: read-only, it ends with a plan to approve.">
+<option value="default">Ask/Act</option>
+<option value="plan">Plan</option>
+</select>
+<details id="checks-box" class="checks-input">
+<summary title="Acceptance checks: commands the server runs on the proposal when the agent is done">Checks<span id="checks-count"></span></summary>
+<label for="checks" class="visually-hidden">Acceptance checks, one command per line</label>
+<textarea id="checks" rows="2" spellcheck="false" placeholder="One command per line, e.g. pytest tests/test_price.py"></textarea>
+</details>
+</div>
+<div class="composer-row">
 <label for="task" class="visually-hidden">Task or follow-up</label>
-<textarea id="task" rows="3" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)"></textarea>
-<button type="submit" class="action primary" id="send" title="Send (Enter)" aria-label="Send"><span class="codicon codicon-send" aria-hidden="true"></span><span>Send</span></button>
+<textarea id="task" rows="3" placeholder="${escapeHtml(TASK_PLACEHOLDER.default)}"></textarea>
+<button type="submit" class="action primary" id="send" title="Send (Enter)" aria-label="Send"><span class="codicon codicon-send" aria-hidden="true"></span><span id="send-label">Send</span></button>
+</div>
 </form>
 <script nonce="${escapeHtml(nonce)}" src="${escapeHtml(scriptUri)}"></script>
 </body>

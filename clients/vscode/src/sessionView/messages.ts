@@ -5,7 +5,7 @@
  * Pure: no `vscode` import.
  */
 
-import type { ViewActionName } from './render';
+import type { ViewActionName } from './markup';
 import type { ViewState } from './state';
 
 /** Extension → webview. */
@@ -17,10 +17,40 @@ export type ToWebview =
 /** Webview → extension. `uri` names one proposed file; left out, the action is on the whole proposal. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  /**
+   * A task typed in the input box. `mode` `plan`: a read-only plan run (the mode switch, or "Revise");
+   * `checks`: the acceptance check commands typed in the Checks box, one per line, blank lines dropped.
+   */
+  | { type: 'send'; text: string; mode?: 'plan'; checks?: string[] }
+  /** "Approve plan": implement the latest plan in the same session, with the typed checks. */
+  | { type: 'approvePlan'; checks?: string[] }
   | { type: 'newSession' }
   | { type: 'pickSession' }
   | { type: 'action'; action: ViewActionName; uri?: string };
+
+/** At most this many checks go with a run, each at most `MAX_CHECK_CHARS` long. */
+export const MAX_CHECKS = 20;
+export const MAX_CHECK_CHARS = 1000;
+
+/** The Checks box's text as commands: one per line, trimmed, blank lines dropped. */
+export function checkLines(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+}
+
+function checks(value: unknown): { checks?: string[] } {
+  if (!Array.isArray(value)) {
+    return {};
+  }
+  const list = value
+    .filter((item): item is string => typeof item === 'string')
+    .map((item) => item.trim())
+    .filter((item) => item !== '' && item.length <= MAX_CHECK_CHARS && !/[\r\n]/.test(item))
+    .slice(0, MAX_CHECKS);
+  return list.length ? { checks: list } : {};
+}
 
 const ACTIONS: readonly string[] = ['review', 'apply', 'discard', 'refreshContext', 'cancel'] satisfies ViewActionName[];
 
@@ -36,7 +66,11 @@ export function parseFromWebview(message: unknown): FromWebview | undefined {
     case 'pickSession':
       return { type: m['type'] };
     case 'send':
-      return typeof m['text'] === 'string' && m['text'].trim() ? { type: 'send', text: m['text'].trim() } : undefined;
+      return typeof m['text'] === 'string' && m['text'].trim()
+        ? { type: 'send', text: m['text'].trim(), ...(m['mode'] === 'plan' ? { mode: 'plan' as const } : {}), ...checks(m['checks']) }
+        : undefined;
+    case 'approvePlan':
+      return { type: 'approvePlan', ...checks(m['checks']) };
     case 'action': {
       const action = m['action'];
       const uri = m['uri'];

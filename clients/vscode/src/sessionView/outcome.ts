@@ -17,7 +17,7 @@
  * Pure: no `vscode` import, no DOM.
  */
 
-import type { UsageSummary } from '../protocol';
+import type { PlanWire, RunMode, UsageSummary } from '../protocol';
 import { usageLine } from '../status';
 import type { RenderMarkdown } from './markdown';
 import { button, escapeHtml, icon } from './markup';
@@ -25,18 +25,8 @@ import { button, escapeHtml, icon } from './markup';
 /** The task of the implementation run that "Approve plan" starts; the server carries the plan in the session. */
 export const IMPLEMENT_PLAN_TASK = 'Implement the approved plan.';
 
-/** A run's mode: `plan` is read-only and ends with a plan; `default` may propose edits. */
-export type RunMode = 'default' | 'plan';
-
-/** A plan as the server reports it: workspace-relative paths in `files`; `steps` in order. */
-export interface PlanView {
-  summary: string;
-  files: string[];
-  steps: string[];
-  /** Commands to run to verify the implementation. */
-  checks: string[];
-  risks: string[];
-}
+/** A plan as the server reports it (`submit_plan`): workspace-relative paths in `files`; `steps` in order. */
+export type PlanView = PlanWire;
 
 /** One acceptance check the server ran in the shadow copy. `exitCode` null: it could not run. */
 export interface CheckView {

@@ -6,8 +6,9 @@
  * (`agent.proposal` after a run or a change of the proposal, `agent.context` after a run,
  * `agent.sessionHistory` when a stored session is resumed); the
  * webview renders it and forwards the user's actions (`messages.ts`), which become server commands:
- * `agent.run {task, sessionId}` (through `RunTracker.launch`, so the run gets its progress
- * notification and end notification as from the palette), `agent.applyProposal` /
+ * `agent.run {task, sessionId, mode, checks}` (through `RunTracker.launch`, so the run gets its progress
+ * notification and end notification as from the palette; "Approve plan" is `agent.run {sessionId,
+ * task: "Implement the approved plan.", mode: "default"}`), `agent.applyProposal` /
  * `agent.discardProposal`, `agent.cancel`, `agent.listSessions`. Nothing of the agent runs here.
  *
  * Events of a session the view does not show yet are kept (bounded) until that session's run is
@@ -34,6 +35,7 @@ import {
   type ListSessionsResult,
   type ProposalFilesParams,
   type ProposalResult,
+  type RunMode,
   type RunParams,
   type SessionHistoryParams,
   type SessionHistoryResult,
@@ -44,6 +46,7 @@ import type { RunTracker } from '../runs';
 import type { AgentServer } from '../server';
 import { pageHtml } from './html';
 import { type FromWebview, parseFromWebview, type ToWebview } from './messages';
+import { IMPLEMENT_PLAN_TASK } from './outcome';
 import { EMPTY_STATE, reduce, type ViewAction, type ViewState } from './state';
 
 /** The view's id in package.json (`contributes.views.agentLs`). */
@@ -204,7 +207,10 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
           this.post({ type: 'state', state: this.state });
           return;
         case 'send':
-          await this.send(message.text);
+          await this.send(message.text, message.mode, message.checks);
+          return;
+        case 'approvePlan':
+          await this.approvePlan(message.checks);
           return;
         case 'newSession':
           this.dispatch({ type: 'newSession' });
@@ -222,8 +228,11 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
     }
   }
 
-  /** The input box: a follow-up in the view's session, or the first task of a new one. */
-  private async send(task: string): Promise<void> {
+  /**
+   * The input box: a follow-up in the view's session, or the first task of a new one; `mode` `plan`
+   * for a plan run (the mode switch, or "Revise" on a plan), `checks` the typed acceptance checks.
+   */
+  private async send(task: string, mode: RunMode | undefined, checks: string[] | undefined): Promise<void> {
     if (this.state.running) {
       void vscode.window.showInformationMessage('Agent: a run of this session is in progress; cancel it or wait for it to end.');
       return;
@@ -233,8 +242,28 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
       task,
       ...(this.state.sessionId ? { sessionId: this.state.sessionId } : {}),
       ...(editor?.document.uri.scheme === 'file' ? { uri: editor.document.uri.toString() } : {}),
+      ...(mode === 'plan' ? { mode } : {}),
+      ...(checks?.length ? { checks } : {}),
     };
     await this.runs.launch({ command: CMD_RUN, params, label: task });
+  }
+
+  /**
+   * "Approve plan": an implementation run in the same session (`agent.run {sessionId, task, mode:
+   * "default"}`); the server gives it the approved plan, which the session holds.
+   */
+  private async approvePlan(checks: string[] | undefined): Promise<void> {
+    const sessionId = this.state.sessionId;
+    const last = this.state.runs[this.state.runs.length - 1];
+    if (!sessionId || !last?.plan) {
+      return;
+    }
+    if (this.state.running) {
+      void vscode.window.showInformationMessage('Agent: a run of this session is in progress; cancel it or wait for it to end.');
+      return;
+    }
+    const params: RunParams = { task: IMPLEMENT_PLAN_TASK, sessionId, mode: 'default', ...(checks?.length ? { checks } : {}) };
+    await this.runs.launch({ command: CMD_RUN, params, label: IMPLEMENT_PLAN_TASK });
   }
 
   private async pickSession(): Promise<void> {

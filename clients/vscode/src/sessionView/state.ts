@@ -224,15 +224,17 @@ function ended(state: ViewState, notification: RunEndedNotification): ViewState 
   }
   const next = withLastRun(state, (run) => {
     const streamed = run.items.some((item) => item.kind === 'text' && item.text.trim() !== '');
-    // The answer is the last turn's text, streamed already; shown here when nothing was streamed.
-    const items: RunItem[] = streamed || !notification.answer.trim() ? run.items : [...run.items, { kind: 'text', text: notification.answer }];
+    // The answer is the last turn's text, streamed already; shown here when nothing was streamed. A
+    // plan run's answer is its plan as markdown, which the plan card shows.
+    const shown = streamed || !notification.answer.trim() || notification.plan;
+    const items: RunItem[] = shown ? run.items : [...run.items, { kind: 'text', text: notification.answer }];
     return {
       ...run,
       items: items.filter((item) => item.kind !== 'text' || item.text !== ''),
       status: notification.status,
       usage: notification.usage,
       ...(notification.status === 'done' ? {} : { reason: notification.reason }),
-      ...outcomeFields(notification as OutcomeWire),
+      ...outcomeFields(notification),
     };
   });
   return { ...next, running: false, sessionUsage: addUsage(state.sessionUsage, notification.usage) };
@@ -291,7 +293,7 @@ function storedRun(run: HistoryRunWire): RunView {
     ...(status === 'done' || !run.reason ? {} : { reason: run.reason }),
     ...(run.usage ? { usage: run.usage } : {}),
     // A stored run carries its plan and checks when the server keeps them (issue 17).
-    ...outcomeFields(run as OutcomeWire),
+    ...outcomeFields(run),
   };
 }
 

@@ -5,16 +5,29 @@
  * state the extension posts (`render.ts`, answers through markdown-it and DOMPurify), forwards the
  * user's clicks and tasks, and keeps what the user had open (folded tool calls) and the scroll
  * position across renders. It calls nothing but `postMessage`.
+ *
+ * The input area's mode (Ask/Act or Plan) and checks are the webview's own, kept with `setState`
+ * across the view's reloads. "Revise" on a plan switches the mode to Plan and focuses the input box;
+ * "Approve plan" sends the checks with it and switches back to Ask/Act.
  */
 
 import DOMPurify from 'dompurify';
 
+import { TASK_PLACEHOLDER } from '../sessionView/html';
 import { markdownRenderer } from '../sessionView/markdown';
-import { type FromWebview, type ToWebview } from '../sessionView/messages';
+import { checkLines, type FromWebview, type ToWebview } from '../sessionView/messages';
 import { renderConversation } from '../sessionView/render';
+
+/** What the webview keeps across reloads of the view (`getState` / `setState`). */
+interface InputState {
+  mode?: 'default' | 'plan';
+  checks?: string;
+}
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
+  getState(): InputState | undefined;
+  setState(state: InputState): void;
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
@@ -23,6 +36,13 @@ const markdown = markdownRenderer(DOMPurify(window));
 const conversation = document.getElementById('conversation') as HTMLElement;
 const composer = document.getElementById('composer') as HTMLFormElement;
 const input = document.getElementById('task') as HTMLTextAreaElement;
+const mode = document.getElementById('mode') as HTMLSelectElement;
+const modeIcon = document.getElementById('mode-icon') as HTMLElement;
+const checksBox = document.getElementById('checks-box') as HTMLDetailsElement;
+const checks = document.getElementById('checks') as HTMLTextAreaElement;
+const checksCount = document.getElementById('checks-count') as HTMLElement;
+const sendLabel = document.getElementById('send-label') as HTMLElement;
+const sendButton = document.getElementById('send') as HTMLButtonElement;
 const announce = document.getElementById('announce') as HTMLElement;
 let announced = '';
 
@@ -69,20 +89,61 @@ document.addEventListener('click', (event) => {
   }
   const action = target.getAttribute('data-action');
   const uri = target.getAttribute('data-uri') ?? undefined;
-  if (action === 'newSession' || action === 'pickSession') {
+  if (action === 'revise') {
+    setMode('plan', true);
+    input.focus();
+  } else if (action === 'approvePlan') {
+    const lines = checkLines(checks.value);
+    vscode.postMessage({ type: 'approvePlan', ...(lines.length ? { checks: lines } : {}) });
+    setMode('default');
+  } else if (action === 'newSession' || action === 'pickSession') {
     vscode.postMessage({ type: action });
   } else if (action) {
     vscode.postMessage({ type: 'action', action, ...(uri ? { uri } : {}) } as FromWebview);
   }
 });
 
+function saveInput(): void {
+  vscode.setState({ mode: mode.value === 'plan' ? 'plan' : 'default', checks: checks.value });
+}
+
+/** Shows `value` as the input's mode; `revising`: the next task is feedback on the plan. */
+function setMode(value: 'default' | 'plan', revising = false): void {
+  mode.value = value;
+  const plan = value === 'plan';
+  modeIcon.className = `codicon codicon-${plan ? 'checklist' : 'edit'}`;
+  input.placeholder = revising ? TASK_PLACEHOLDER.revise : TASK_PLACEHOLDER[value];
+  sendLabel.textContent = plan ? 'Plan' : 'Send';
+  sendButton.title = plan ? 'Send as a plan run (Enter)' : 'Send (Enter)';
+  sendButton.setAttribute('aria-label', plan ? 'Send as a plan run' : 'Send');
+  saveInput();
+}
+
+function showChecksCount(): void {
+  const count = checkLines(checks.value).length;
+  checksCount.textContent = count ? ` (${count})` : '';
+}
+
 function send(): void {
   const text = input.value.trim();
   if (text) {
-    vscode.postMessage({ type: 'send', text });
+    const lines = checkLines(checks.value);
+    vscode.postMessage({ type: 'send', text, ...(mode.value === 'plan' ? { mode: 'plan' } : {}), ...(lines.length ? { checks: lines } : {}) });
     input.value = '';
+    input.placeholder = TASK_PLACEHOLDER[mode.value === 'plan' ? 'plan' : 'default'];
   }
 }
+
+mode.addEventListener('change', () => setMode(mode.value === 'plan' ? 'plan' : 'default'));
+checks.addEventListener('input', () => {
+  showChecksCount();
+  saveInput();
+});
+const saved = vscode.getState();
+checks.value = saved?.checks ?? '';
+checksBox.open = checks.value.trim() !== '';
+showChecksCount();
+setMode(saved?.mode === 'plan' ? 'plan' : 'default');
 
 composer.addEventListener('submit', (event) => {
   event.preventDefault();

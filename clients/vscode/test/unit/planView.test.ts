@@ -3,8 +3,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import type { RunEndedNotification, UsageSummary } from '../../src/protocol';
-import { checksSection, planCard, roleUsageText, runOutcome } from '../../src/sessionView/outcome';
+import type { HistoryRunWire, RunEndedNotification, UsageSummary } from '../../src/protocol';
+import { pageHtml } from '../../src/sessionView/html';
+import { checkLines, parseFromWebview } from '../../src/sessionView/messages';
+import { checksSection, IMPLEMENT_PLAN_TASK, planCard, roleUsageText, runOutcome } from '../../src/sessionView/outcome';
 import { renderConversation } from '../../src/sessionView/render';
 import { EMPTY_STATE, reduce, type ViewAction, type ViewState } from '../../src/sessionView/state';
 
@@ -24,9 +26,12 @@ const PLAN = {
   risks: ['Callers that relied on <the old value>.'],
 };
 
-/** agent/runEnded with the issue-17 fields (as the server sends them) over the older ones. */
+/**
+ * agent/runEnded with the issue-17 fields (as the server sends them) over the older ones. Built loosely
+ * (`as unknown as`): the fields reach protocol.ts one part at a time.
+ */
 function ended(over: Record<string, unknown> = {}): ViewAction {
-  const base: RunEndedNotification = {
+  const base = {
     sessionId: 's1',
     status: 'done',
     reason: 'the model answered',
@@ -36,7 +41,7 @@ function ended(over: Record<string, unknown> = {}): ViewAction {
     proposal: { files: [], added: 0, removed: 0, governedBy: {} },
   };
   const extra = { mode: 'default', plan: null, checks: [], notVerified: [], usageByRole: { main: usage(900) }, ...over };
-  return { type: 'runEnded', ended: { ...base, ...extra } };
+  return { type: 'runEnded', ended: { ...base, ...extra } as unknown as RunEndedNotification };
 }
 
 const fold = (actions: ViewAction[], from: ViewState = EMPTY_STATE): ViewState => actions.reduce(reduce, from);
@@ -57,7 +62,10 @@ test('a plan run keeps its mode and plan; the card lists summary, files, numbere
   assert.ok(out.includes('<ul class="plan-checks"><li><code>pytest tests/test_stats.py</code></li></ul>'));
   assert.ok(out.includes('Callers that relied on &lt;the old value&gt;.'), 'risks are escaped (by the renderer)');
   assert.ok(out.includes('data-action="approvePlan"') && out.includes('data-action="revise"'), 'the latest plan can be approved or revised');
-  assert.ok(out.indexOf('Here is the plan.') < out.indexOf('class="plan"'), 'the card follows the answer');
+  assert.deepEqual(state.runs[0]?.items, [], 'the answer (the plan as markdown) is not shown twice');
+  const streamed = fold([{ type: 'runLaunched', sessionId: 's1', task: 't' }, { type: 'event', event: { sessionId: 's1', kind: 'textDelta', text: 'I read stats.py.', toolName: null, verdict: null, model: null, unsandboxed: null, usage: null, callUsage: null, sessionUsage: null, partial: null, approval: null, subagent: null } }, ended({ mode: 'plan', plan: PLAN })]);
+  const html = renderConversation(streamed, md);
+  assert.ok(html.indexOf('I read stats.py.') < html.indexOf('class="plan"'), 'the card follows what was streamed');
 });
 
 test('only the latest plan, with nothing running, has Approve / Revise', () => {
@@ -131,8 +139,29 @@ test('a resumed session shows its last plan when the stored run carries it, and 
       pendingFiles: [], model: '', usage: { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costUsd: null },
     },
   });
-  const stored = { task: 'Fix mean', items: [], status: 'done', reason: '', usage: usage(5), mode: 'plan', plan: PLAN };
+  const stored = { task: 'Fix mean', items: [], status: 'done', reason: '', usage: usage(5), usageByRole: {}, mode: 'plan', plan: PLAN } as unknown as HistoryRunWire;
   const shown = reduce(resumed, { type: 'history', sessionId: 's1', runs: [stored], todos: [] });
   assert.deepEqual(shown.runs[0]?.plan, PLAN);
   assert.ok(renderConversation(shown, md).includes('data-action="approvePlan"'));
+});
+
+test('the input area sends its mode and checks; Approve plan carries the checks; the rest is dropped', () => {
+  assert.deepEqual(checkLines(' pytest -q \n\n  ruff check .\r\n'), ['pytest -q', 'ruff check .']);
+  assert.deepEqual(parseFromWebview({ type: 'send', text: ' Fix mean() ', mode: 'plan', checks: ['pytest -q', '  ', 3] }), {
+    type: 'send', text: 'Fix mean()', mode: 'plan', checks: ['pytest -q'],
+  });
+  assert.deepEqual(parseFromWebview({ type: 'send', text: 'x', mode: 'yolo', checks: 'pytest' }), { type: 'send', text: 'x' }, 'an unknown mode is the default');
+  assert.deepEqual(parseFromWebview({ type: 'send', text: 'x', checks: ['a\nrm -rf /'] }), { type: 'send', text: 'x' }, 'one line per check');
+  assert.deepEqual(parseFromWebview({ type: 'approvePlan' }), { type: 'approvePlan' });
+  assert.deepEqual(parseFromWebview({ type: 'approvePlan', checks: ['pytest -q'] }), { type: 'approvePlan', checks: ['pytest -q'] });
+  assert.equal(parseFromWebview({ type: 'action', action: 'approvePlan' }), undefined, 'Approve is its own message');
+  assert.equal(IMPLEMENT_PLAN_TASK, 'Implement the approved plan.');
+});
+
+test('the page has the mode switch (Ask/Act, Plan) and the checks box in its input area', () => {
+  const page = pageHtml({ cspSource: 'https://res.example', nonce: 'n', scriptUri: 'https://res.example/main.js', styleUri: 'https://res.example/view.css' });
+  assert.ok(page.includes('<label for="mode" class="visually-hidden">Mode</label>'));
+  assert.ok(/<select id="mode"[^>]*>\s*<option value="default">Ask\/Act<\/option>\s*<option value="plan">Plan<\/option>/.test(page));
+  assert.ok(page.includes('<textarea id="checks"') && page.includes('<textarea id="task"'));
+  assert.ok(page.indexOf('id="mode"') < page.indexOf('id="task"'), 'the mode comes first in the tab order');
 });
