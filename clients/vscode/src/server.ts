@@ -16,6 +16,8 @@
  *   `runs.ts` shows it as a cancellable notification. The create request can arrive before
  *   `agent.run`'s answer, so the token is accepted first and matched to its run later.
  * - `agent/event`, `agent/runEnded` and `agent/todos`, forwarded as events;
+ * - the editor's problems: sent with `agent/didChangeProblems`, and `agent/problemsOfText` answered
+ *   (`problems.ts`; `initializationOptions.problemsOfText` says so);
  * - `agent.run` / `agent.runSkill` run by VS Code itself (code actions): through `routeCommands`.
  */
 
@@ -46,6 +48,7 @@ import {
 import { choosePython, crashMessage, serverArgs, serverLaunch, startFailureMessage } from './launch';
 import { type CommandRoute, unsupportedCommand } from './commandRouting';
 import { answerFor, DENY_WITH_FEEDBACK, modalText, withFeedbackAction } from './messageRequest';
+import { forwardProblems, PROBLEMS_OF_TEXT_OPTION } from './problems';
 import {
   AGENT_EVENT,
   AGENT_RUN_ENDED,
@@ -125,6 +128,8 @@ export class AgentServer implements vscode.Disposable {
   /** What the running server was last sent (initializationOptions or didChangeConfiguration). */
   private sentSettings: ServerSettings | undefined;
   private commandRoute: CommandRoute | undefined;
+  /** Forwards the editor's problems to the running server (`problems.ts`). */
+  private problemForwarding: vscode.Disposable | undefined;
 
   private readonly agentEvent = new vscode.EventEmitter<AgentEventNotification>();
   private readonly runEnded = new vscode.EventEmitter<RunEndedNotification>();
@@ -277,7 +282,7 @@ export class AgentServer implements vscode.Disposable {
         documentSelector: [{ scheme: 'file' }],
         outputChannel: this.log,
         revealOutputChannelOn: RevealOutputChannelOn.Never,
-        initializationOptions: initialSettings,
+        initializationOptions: { ...initialSettings, ...PROBLEMS_OF_TEXT_OPTION },
         initializationFailedHandler: () => false,
         middleware: {
           executeCommand: (command, args: unknown[], next): unknown =>
@@ -339,6 +344,7 @@ export class AgentServer implements vscode.Disposable {
         }),
       );
     });
+    this.problemForwarding = forwardProblems(client, this.log);
     this.setState('running');
     return client;
   }
@@ -351,6 +357,8 @@ export class AgentServer implements vscode.Disposable {
     this.client = undefined;
     this.process = undefined;
     this.disposeProgressHandlers();
+    this.problemForwarding?.dispose();
+    this.problemForwarding = undefined;
     this.setState('failed');
     this.stopped.fire();
     void serverProcess.settled(1500).then(() => {
@@ -366,6 +374,8 @@ export class AgentServer implements vscode.Disposable {
     this.client = undefined;
     this.process = undefined;
     this.disposeProgressHandlers();
+    this.problemForwarding?.dispose();
+    this.problemForwarding = undefined;
     if (client) {
       this.stopped.fire();
       try {
