@@ -7,6 +7,7 @@
 
 export const COMMAND_IDS = [
   'agentLs.runTask',
+  'agentLs.planTask',
   'agentLs.runSkill',
   'agentLs.reviewFile',
   'agentLs.showInstructions',

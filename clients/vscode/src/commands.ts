@@ -133,6 +133,20 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
         await runs.launch({ command: CMD_RUN, params, label: params.task });
       }
     },
+    // A plan run (read-only; it ends with a plan shown in the Agent view, where it is approved or revised).
+    'agentLs.planTask': async () => {
+      const editor = vscode.window.activeTextEditor;
+      const task = await vscode.window.showInputBox({
+        title: 'Agent: Plan Task (read-only: the agent ends with a plan to approve)',
+        prompt: focusDescription(editor),
+        placeHolder: 'What should the agent plan? e.g. Add a --json flag to the CLI',
+        ignoreFocusOut: true,
+      });
+      const params = runParams(task, editorFocus(editor));
+      if (params) {
+        await runs.launch({ command: CMD_RUN, params: { ...params, mode: 'plan' }, label: params.task });
+      }
+    },
     'agentLs.runSkill': async () => {
       const editor = vscode.window.activeTextEditor;
       const focus = editorFocus(editor);
