@@ -73,6 +73,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--yes", action="store_true", help="answer 'allow once' to every permission question")
     run.add_argument("--apply", action="store_true", help="write the proposal to disk when the run is done")
+    run.add_argument(
+        "--plan",
+        action="store_true",
+        help='plan mode: read-only tools, edits refused; ends with a plan (then: run --continue "go")',
+    )
     run.add_argument("--session", metavar="ID", default=None, help="continue the stored session ID")
     run.add_argument(
         "--continue",
@@ -239,6 +244,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 session_id=args.session,
                 continue_latest=args.continue_latest,
                 debug=args.debug,
+                mode="plan" if args.plan else "default",
             )
         )
     except KeyboardInterrupt:

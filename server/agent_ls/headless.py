@@ -2,7 +2,8 @@
 
 Order: build a session on the workspace, run the task with the transcript on stderr, print the
 proposal's unified diff on stdout, the answer on stderr followed by the review findings it does not list
-(``path:line: severity: message``), then with ``--apply`` write it to disk (every file checked for
+(``path:line: severity: message``) and, after a plan run (``--plan``) that ended with its plan, how to
+implement or revise it (``PLAN_NEXT``), then with ``--apply`` write it to disk (every file checked for
 staleness first, then all or nothing: ``workspace/apply_files.py``). An apply a kill interrupted is
 finished first (``recover_interrupted_apply``).
 
@@ -26,6 +27,7 @@ from agent_ls.core.context import Focus
 from agent_ls.core.errors import ConfigError
 from agent_ls.core.events import Event, FindingsReported
 from agent_ls.core.loop import LoopLimits
+from agent_ls.core.plan import RunMode
 from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest, ModelClient
 from agent_ls.core.review import RunFindings
 from agent_ls.core.transcript import line_for, usage_text
@@ -60,6 +62,11 @@ _ANSWER = re.compile(r"\s*(\w+)\W*(.*)", re.DOTALL)
 EXIT_USAGE = 2
 MAX_UNREADABLE_ANSWERS = 3
 EXIT_BY_STATUS = {"done": 0, "stopped": 1, "error": 1, "cancelled": 130}
+PLAN_NEXT = (
+    'agent-ls: plan ready. Implement it: agent-ls run --continue "go"; revise it: '
+    'agent-ls run --continue --plan "<what to change>"'
+)
+"""What ``agent-ls run --plan`` prints after the plan (the answer): the next step, in the same session."""
 
 
 class TerminalApprover:
@@ -183,6 +190,7 @@ async def run_headless(
     debug: bool = False,
     session_id: str | None = None,
     continue_latest: bool = False,
+    mode: RunMode = "default",
 ) -> int:
     """Run ``task`` in ``workspace`` (resolved), with ``file`` (resolved, inside it) in focus when given:
     its AGENTS.md chain and ``.agents/skills`` folders apply, and the task message names it. A task
@@ -197,6 +205,9 @@ async def run_headless(
     ``session_id`` (``--session``) or ``continue_latest`` (``--continue``) continue a stored session of
     ``workspace`` (docs/sessions.md): its history, pending proposal (``--apply`` applies the whole of
     it), approvals and skills. Every run is written to the session store.
+
+    ``mode`` ``plan`` (``--plan``): read-only tools, edits refused by the policy, the run ends with a plan
+    (printed as the answer, then ``PLAN_NEXT``); the session's next default run implements it.
     """
     root = workspace  # resolved by the CLI
     # Before anything is read: an apply cut short is finished or undone first (its config or AGENTS.md too).
@@ -253,7 +264,7 @@ async def run_headless(
         print(f"agent-ls: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return await _run_locked(session, store, saved, task, focus, client, context_only, apply)
+        return await _run_locked(session, store, saved, task, focus, client, context_only, apply, mode)
     finally:
         lock.release()
 
@@ -267,6 +278,7 @@ async def _run_locked(
     client: ModelClient | None,
     context_only: bool,
     apply: bool,
+    mode: RunMode = "default",
 ) -> int:
     """The run of ``run_headless`` once the session's lock is held: recorded, shown, applied."""
     findings = RunFindings()
@@ -281,7 +293,7 @@ async def _run_locked(
         print(f"agent-ls: proposed files {note}", file=sys.stderr)
     try:
         opener = (lambda: client) if client is not None else None
-        ended = await session.run(task=task, focus=focus, open_model=opener, emit=recorder)
+        ended = await session.run(task=task, focus=focus, open_model=opener, emit=recorder, mode=mode)
     finally:
         session.close()
     sid = session.session_id
@@ -299,6 +311,8 @@ async def _run_locked(
         print(f"agent-ls: {quote_path(path)} is governed by {', '.join(labels)}", file=sys.stderr)
     if ended.answer:
         print(f"\n{ended.answer}", file=sys.stderr)
+    if ended.plan is not None:
+        print(PLAN_NEXT, file=sys.stderr)
     missing = findings.lines_missing_from(ended.answer)  # problem matchers read these lines: all of them
     if missing:
         print("\nreview findings:\n" + "\n".join(visible(line) for line in missing), file=sys.stderr)
