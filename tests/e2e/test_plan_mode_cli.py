@@ -1,0 +1,67 @@
+"""``agent-ls run --plan`` then ``agent-ls run --continue "go"`` (issue 17) as a user runs them: real
+processes against the scripted model server on 127.0.0.1, one session store. The plan run refuses the
+write the model asks for (even with ``--yes``), prints the plan and how to implement it; the follow-up
+carries the plan in its first request and its write is proposed and applied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.agent_cli import run, user_environment
+from tests.support.model_server import FakeModelServer
+
+PLAN = {
+    "summary": "Add a NOTES.md that explains the project.",
+    "files": ["NOTES.md"],
+    "steps": ["Write NOTES.md with one line", "Check it exists"],
+    "checks": ["test -f NOTES.md"],
+    "risks": ["none worth a mention"],
+}
+
+
+def test_plan_then_continue_go_implements_the_plan(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.txt").write_text("one\n")
+    write = {"name": "write_file", "arguments": {"path": "NOTES.md", "content": "notes\n"}}
+    steps = [
+        {"tool_calls": [write, {"name": "bash", "arguments": {"command": "rm a.txt"}}]},
+        {"tool_calls": [{"name": "submit_plan", "arguments": PLAN}]},
+        {"tool_calls": [write]},
+        {"content": "NOTES.md is written."},
+    ]
+    with FakeModelServer(steps) as model:
+        env = user_environment(
+            AGENT_LS_STATE_DIR=str(tmp_path / "state"),
+            AGENT_LS_BASE_URL=model.base_url,
+            AGENT_LS_MODEL="openai/test-model",
+        )
+        planned = run(["run", "Add notes", "--plan", "--yes"], cwd=root, env=env)
+        assert planned.returncode == 0, planned.stderr
+        assert planned.stdout == ""  # no proposal: no diff
+        assert (
+            planned.stderr.count("permission deny (plan mode: edits are refused until the plan is approved)")
+            == 2
+        )
+        assert (
+            "\nAdd a NOTES.md that explains the project.\n\nFiles:\n- `NOTES.md`\n\nSteps:\n"
+            in planned.stderr
+        )
+        assert (
+            "1. Write NOTES.md with one line\n2. Check it exists\n\nChecks:\n- `test -f NOTES.md`"
+            in planned.stderr
+        )
+        assert "Risks:\n- none worth a mention" in planned.stderr
+        assert 'Implement it: agent-ls run --continue "go"' in planned.stderr
+        assert not (root / "NOTES.md").exists() and (root / "a.txt").exists()
+
+        implemented = run(["run", "go", "--continue", "--yes", "--apply"], cwd=root, env=env)
+        assert implemented.returncode == 0, implemented.stderr
+        assert "+notes" in implemented.stdout
+        assert "plan ready" not in implemented.stderr
+        first = model.requests[2]  # the implementation run's first request
+        users = [str(m["content"]) for m in first["messages"] if m["role"] == "user"]
+        carried = next(text for text in users if "The user approved this plan" in text)
+        assert "Add a NOTES.md that explains the project." in carried and carried.endswith("go")
+        assert "submit_plan" not in [tool["function"]["name"] for tool in first["tools"]]
+    assert (root / "NOTES.md").read_text() == "notes\n"
