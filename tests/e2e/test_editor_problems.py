@@ -67,9 +67,10 @@ def _call(call_id: str, path: str) -> dict[str, Any]:
 
 
 def _result(request: dict[str, Any], call_id: str) -> str:
+    """The text the tool returned for ``call_id``, without the data wrapper (``<tool_result …>``)."""
     (content,) = [m["content"] for m in tool_messages(request) if m["tool_call_id"] == call_id]
     assert isinstance(content, str)
-    return content
+    return content.split("\n", 1)[1].rsplit("\n</tool_result>", 1)[0]
 
 
 async def test_forwarded_diagnostics_reach_the_model(
