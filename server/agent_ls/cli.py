@@ -18,7 +18,8 @@
 Whatever a subcommand prints to a terminal goes through ``terminal_text`` (control characters shown
 escaped; stderr always, stdout when it is a terminal).
 
-Exit codes of ``run``: 0 done, 1 stopped or failed, 2 usage error (including no usable model),
+Exit codes of ``run``: 0 done, 1 stopped or failed (a run whose model claims done while an acceptance
+check, ``--check``, fails is stopped), 2 usage error (including no usable model),
 130 cancelled (Ctrl-C); SIGTERM and SIGHUP cancel it the same way (the shadow copy is removed), with
 exit code 143 and 129. Of ``policy check``: 0 allow, 10 ask, 20 deny, 2 usage error.
 """
@@ -77,6 +78,14 @@ def _parser() -> argparse.ArgumentParser:
         "--plan",
         action="store_true",
         help='plan mode: read-only tools, edits refused; ends with a plan (then: run --continue "go")',
+    )
+    run.add_argument(
+        "--check",
+        dest="checks",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="an acceptance check, run in the proposal when the model says it is done (repeatable)",
     )
     run.add_argument("--session", metavar="ID", default=None, help="continue the stored session ID")
     run.add_argument(
@@ -245,6 +254,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 continue_latest=args.continue_latest,
                 debug=args.debug,
                 mode="plan" if args.plan else "default",
+                checks=args.checks,
             )
         )
     except KeyboardInterrupt:

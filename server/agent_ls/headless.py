@@ -19,10 +19,12 @@ import asyncio
 import re
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from agent_ls.assembly import assemble_session
 from agent_ls.config import load_config
+from agent_ls.core.checks import report_text
 from agent_ls.core.context import Focus
 from agent_ls.core.errors import ConfigError
 from agent_ls.core.events import Event, FindingsReported
@@ -191,6 +193,7 @@ async def run_headless(
     session_id: str | None = None,
     continue_latest: bool = False,
     mode: RunMode = "default",
+    checks: Sequence[str] = (),
 ) -> int:
     """Run ``task`` in ``workspace`` (resolved), with ``file`` (resolved, inside it) in focus when given:
     its AGENTS.md chain and ``.agents/skills`` folders apply, and the task message names it. A task
@@ -206,6 +209,9 @@ async def run_headless(
     ``workspace`` (docs/sessions.md): its history, pending proposal (``--apply`` applies the whole of
     it), approvals and skills. Every run is written to the session store.
 
+    ``checks`` (``--check``) are acceptance commands run when the model says it is done (``core.checks``);
+    their results and what was not verified are printed after the answer, and a run stopped because its
+    model claimed done while a check failed exits 1.
     ``mode`` ``plan`` (``--plan``): read-only tools, edits refused by the policy, the run ends with a plan
     (printed as the answer, then ``PLAN_NEXT``); the session's next default run implements it.
     """
@@ -264,7 +270,9 @@ async def run_headless(
         print(f"agent-ls: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return await _run_locked(session, store, saved, task, focus, client, context_only, apply, mode)
+        return await _run_locked(
+            session, store, saved, task, focus, client, context_only, apply, mode, checks
+        )
     finally:
         lock.release()
 
@@ -279,6 +287,7 @@ async def _run_locked(
     context_only: bool,
     apply: bool,
     mode: RunMode = "default",
+    checks: Sequence[str] = (),
 ) -> int:
     """The run of ``run_headless`` once the session's lock is held: recorded, shown, applied."""
     findings = RunFindings()
@@ -293,7 +302,9 @@ async def _run_locked(
         print(f"agent-ls: proposed files {note}", file=sys.stderr)
     try:
         opener = (lambda: client) if client is not None else None
-        ended = await session.run(task=task, focus=focus, open_model=opener, emit=recorder, mode=mode)
+        ended = await session.run(
+            task=task, focus=focus, open_model=opener, emit=recorder, mode=mode, checks=checks
+        )
     finally:
         session.close()
     sid = session.session_id
@@ -316,6 +327,8 @@ async def _run_locked(
     missing = findings.lines_missing_from(ended.answer)  # problem matchers read these lines: all of them
     if missing:
         print("\nreview findings:\n" + "\n".join(visible(line) for line in missing), file=sys.stderr)
+    if report := report_text(ended.checks, ended.not_verified):  # acceptance checks (docs/modes.md)
+        print(f"\n{visible(report)}", file=sys.stderr)
     print(f"agent-ls: usage: {usage_text(ended.usage)}", file=sys.stderr)
     if len(ended.usage_by_role) > 1:  # which model spent what: a line per role
         for role, used in ended.usage_by_role.items():

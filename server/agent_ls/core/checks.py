@@ -118,3 +118,22 @@ def check_line(result: CheckResult) -> str:
     if result.not_run:
         return f"– {command} (not run: {result.not_run})"
     return f"{'✓' if result.passed else '✗'} {command} ({_code(result)})"
+
+
+def report_text(results: Sequence[CheckResult], unverified: Sequence[str]) -> str:
+    """What ``agent-ls run`` prints next to the proposal ("" when the run had no checks): each check with
+    ``check_line``, a failure's output tail indented under it, then ``Not verified:`` with a line per check
+    not run, or ``Not verified: nothing (every check ran)``."""
+    if not results and not unverified:
+        return ""
+    lines = ["Acceptance checks:"] if results else []
+    for result in results:
+        lines.append(f"  {check_line(result)}")
+        if result.failed and result.output_tail:
+            lines.extend(f"      {line}" for line in result.output_tail.splitlines())
+    if unverified:
+        lines.append("Not verified:")
+        lines.extend(f"  - {line}" for line in unverified)
+    else:
+        lines.append("Not verified: nothing (every check ran)")
+    return "\n".join(lines)
