@@ -82,6 +82,8 @@ def test_runs_hold_the_task_the_text_and_tool_calls_with_verdicts_and_results_in
             status="done",
             reason="the model answered",
             usage=Usage(input_tokens=900, output_tokens=100),
+            # A run_end written before roles were recorded: all of its usage was the main model's.
+            usage_by_role={"main": Usage(input_tokens=900, output_tokens=100)},
         ),
         HistoryRun(task="And a test?"),
     ]

@@ -121,7 +121,12 @@ async def test_tool_call_then_answer_gives_the_exact_event_sequence() -> None:
         MessageCompleted(text="done"),
         UsageReported(usage=U, total=total2, session=total2),
         RunEnded(
-            status="done", reason="the model answered", answer="done", usage=total2, session_usage=total2
+            status="done",
+            reason="the model answered",
+            answer="done",
+            usage=total2,
+            session_usage=total2,
+            usage_by_role={"main": total2},  # the run's own calls only
         ),
     ]
     assert ended == events[-1]

@@ -83,7 +83,14 @@ async def test_deltas_message_and_answer_are_defanged_and_the_hosts_named() -> N
         MessageCompleted(text=SHOWN),
         RemoteContentDefanged(targets=("evil.example", "cdn.example")),
         UsageReported(usage=U, total=U, session=U),
-        RunEnded(status="done", reason="the model answered", answer=SHOWN, usage=U, session_usage=U),
+        RunEnded(
+            status="done",
+            reason="the model answered",
+            answer=SHOWN,
+            usage=U,
+            session_usage=U,
+            usage_by_role={"main": U},
+        ),
     ]
     assert history[-1] == AssistantMessage(text=ANSWER)  # the model reads back what it wrote
 
