@@ -161,3 +161,40 @@ async def test_a_run_that_stops_first_lists_every_check_as_not_verified(
     assert field(ended, "notVerified") == [
         f"{CHECK}: not run: the run ended (stopped) before the model said it was done"
     ]
+
+
+SKILL = """---
+name: price-guard
+description: Guard prices against negative amounts. Use when asked to guard prices.
+metadata:
+  checks: |
+    grep -q negative price.py
+    cat price.py
+---
+Make price() refuse negative amounts.
+"""
+
+
+async def test_a_skills_metadata_checks_join_the_runs(
+    client: LanguageClient, shop: Path, model_server: FakeModelServer
+) -> None:
+    folder = shop / ".agents" / "skills" / "price-guard"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(SKILL)
+    model_server.steps.extend([{"tool_calls": [GUARD]}, {"content": "Guarded."}])
+    await start(client, shop, model_settings(model_server))
+    argument = {"skill": "price-guard", "checks": ["grep -q def price.py", CHECK]}
+    session_id = field(await command(client, "agent.runSkill", argument), "sessionId")
+    ended = await run_ended(client, session_id)
+
+    assert field(ended, "status") == "done", field(ended, "reason")
+    # The run's checks first, then the skill's (a command given twice runs once).
+    assert [(c["command"], c["passed"]) for c in _checks(ended)] == [
+        ("grep -q def price.py", True),
+        (CHECK, True),
+        ("cat price.py", True),
+    ]
+    assert "if amount < 0:" in _checks(ended)[2]["outputTail"]  # the proposal's text, not the disk's
+    task = _user_texts(model_server.requests[0])[0]
+    assert "Make price() refuse negative amounts." in task
+    assert "- grep -q def price.py\n- grep -q negative price.py\n- cat price.py" in task
