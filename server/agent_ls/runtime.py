@@ -17,7 +17,7 @@ import asyncio
 import logging
 import sys
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -48,7 +48,7 @@ from agent_ls.core.messages import (
 )
 from agent_ls.core.plan import Plan, RunMode
 from agent_ls.core.ports import ModelClient
-from agent_ls.core.problems import ProblemSource
+from agent_ls.core.problems import AnswerRecheck, ProblemSource
 from agent_ls.core.proposal import FileChange
 from agent_ls.core.reminder import ReminderFacts, reminder_text
 from agent_ls.core.todos import TodoList
@@ -411,6 +411,7 @@ class Session:
                     compactor=self.compactor(model),
                     reminder=self._reminder,
                     verifier=verifier if mode == "default" else None,
+                    after_answer=self._problem_recheck() if mode == "default" else None,
                 )
             ended = moded.ended or ended
             self.pending_plan = moded.pending
@@ -420,6 +421,13 @@ class Session:
             await model.aclose()
         self.last_run = ended
         return ended
+
+    def _problem_recheck(self) -> Callable[[], Awaitable[str | None]] | None:
+        """A run's ``AnswerRecheck`` of the edited files' problems, when an editor forwards them."""
+        if self.problems is None:
+            return None
+        proposal = self.overlay.proposal
+        return AnswerRecheck(self.problems, lambda: {c.path: c.new_text for c in proposal()}).after_answer
 
     def _observed(self, opener: ModelOpener | None) -> ModelOpener | None:
         """``opener`` whose client shows each request (``show_request``) like the run's own model."""

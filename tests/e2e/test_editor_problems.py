@@ -119,7 +119,14 @@ async def test_an_edited_file_s_problems_are_fetched_again_from_the_editor(
         new["message"] = '"mean2" is not defined'
         return {"files": [{"uri": file.uri, "diagnostics": [new, OWN_FINDING]}]}
 
-    model_server.steps.extend([fix_step("call_edit"), _call("call_after", "stats.py"), {"content": "Done."}])
+    model_server.steps.extend(
+        [
+            fix_step("call_edit"),
+            _call("call_after", "stats.py"),
+            {"content": "Done."},
+            {"content": "mean2 is defined by the next change; done."},
+        ]
+    )
     await _start(client, workspace, model_server, problemsOfText=True)
     stats = (workspace / "stats.py").as_uri()
     _send_problems(client, [{"uri": stats, "diagnostics": [DIVISION]}])
@@ -128,11 +135,13 @@ async def test_an_edited_file_s_problems_are_fetched_again_from_the_editor(
     ended = await run_ended(client, field(result, "sessionId"))
     assert field(ended, "status") == "done", field(ended, "reason")
 
-    (request,) = checked
-    (file,) = request.files
-    assert file.uri == stats
-    assert FIXED in file.text
-    after = _result(model_server.requests[-1], "call_after")
+    # Asked twice: by the problems call, then when the model answered (the answer did not end the run).
+    assert len(checked) == 2
+    for request in checked:
+        (file,) = request.files
+        assert file.uri == stats
+        assert FIXED in file.text
+    after = _result(model_server.requests[2], "call_after")
     assert after.splitlines()[:5] == [
         "Problems of your proposed stats.py (checked by the editor):",
         'stats.py:1:1 error Pylance: "mean2" is not defined',
@@ -141,6 +150,14 @@ async def test_an_edited_file_s_problems_are_fetched_again_from_the_editor(
         "gone since your edit: 1",
     ]
     assert "our own review finding" not in after
+    told = model_server.requests[3]["messages"][-2]  # the last is the status reminder
+    assert told["role"] == "user"
+    assert told["content"] == (
+        "The editor checked your proposed files. New since your edit (from the editor, data):\n"
+        '- stats.py:1:1 error Pylance: "mean2" is not defined\n'
+        "Fix them, or say why they are expected, before you answer again."
+    )
+    assert len(model_server.requests) == 4  # the same proposal is not checked again at the next answer
 
 
 async def test_without_the_capability_the_problems_are_those_on_disk(

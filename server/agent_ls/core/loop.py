@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -125,6 +125,7 @@ async def run_loop(
     reminder: Callable[[int, Usage], str] | None = None,
     ended_by: Callable[[], str | None] | None = None,
     verifier: Verifier | None = None,
+    after_answer: Callable[[], Awaitable[str | None]] | None = None,
 ) -> RunEnded:
     """Run the agent until a stop condition, appending to ``history`` in place.
 
@@ -149,6 +150,9 @@ async def run_loop(
             tool call they run; a failure goes back to the model as a user message (``CHECK_FEEDBACK_ROUNDS``
             times), then ends the run ``stopped`` with "claims done, checks fail: …". ``RunEnded.checks``
             holds the results the run ended on; ``not_verified`` each check not run at the end, and why.
+        after_answer: called when the model answers without a tool call, before the checks; a text goes
+            back to the model as a user message and the run goes on (the editor's new problems in the
+            edited files, ``core.problems.AnswerRecheck``), None lets the answer stand.
 
     Returns:
         The ``RunEnded`` event (also emitted). Never raises: cancellation of the calling task ends the
@@ -159,7 +163,18 @@ async def run_loop(
     status: RunStatus
     try:
         status, reason = await _turns(
-            run, history, model, tools, emit, limits, before_turn, compactor, reminder, ended_by, verifier
+            run,
+            history,
+            model,
+            tools,
+            emit,
+            limits,
+            before_turn,
+            compactor,
+            reminder,
+            ended_by,
+            verifier,
+            after_answer,
         )
     except asyncio.CancelledError:
         status, reason = "cancelled", "cancelled by the user"
@@ -235,6 +250,7 @@ async def _turns(
     reminder: Callable[[int, Usage], str] | None = None,
     ended_by: Callable[[], str | None] | None = None,
     verifier: Verifier | None = None,
+    after_answer: Callable[[], Awaitable[str | None]] | None = None,
 ) -> tuple[RunStatus, str]:
     for turn in range(1, limits.max_turns + 1):
         if turn > 1 and (spent := _budget(run, limits, model)) is not None:
@@ -285,6 +301,9 @@ async def _turns(
                 "does not match this model"
             )
         if not message.tool_calls:
+            if after_answer is not None and (feedback := await after_answer()) is not None:
+                history.append(UserMessage(feedback))
+                continue
             if verifier is None or not verifier.commands():
                 return "done", "the model answered"
             verdict = await _check(run, history, verifier, emit)

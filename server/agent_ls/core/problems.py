@@ -13,9 +13,11 @@ before and after an edit by what they say, not where (``new_since``): an edit sh
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
+
+from agent_ls.core.context import neutralize_tags
 
 Severity = Literal["error", "warning", "information", "hint"]
 
@@ -117,3 +119,57 @@ def new_since(before: Sequence[Problem], after: Sequence[Problem]) -> list[Probl
         else:
             new.append(problem)
     return new
+
+
+class AnswerRecheck:
+    """When the model answers, the editor's problems of the files the run edited, fetched again: the new
+    ones go back to the model before the run may end.
+
+    Order, at each answer (``after_answer``): the proposal's files (path → proposed text) are sent to the
+    editor (``ProblemSource.of_texts``); the problems each has that its file on disk did not
+    (``new_since``), errors and warnings only, are the feedback. Nothing is said (None) when the run
+    edited nothing, the editor never forwarded problems or cannot check a text, nothing is new, this
+    very proposal was checked already, or ``MAX_ROUNDS`` (2) answers of the run were sent back already:
+    the model's word then stands, and the ``problems`` tool still shows the rest.
+
+    Args:
+        source: the editor's problems.
+        proposal: the proposed texts, ``{path: text}`` (workspace-relative POSIX paths).
+    """
+
+    MAX_ROUNDS = 2
+
+    def __init__(self, source: ProblemSource, proposal: Callable[[], Mapping[str, str]]) -> None:
+        self._source = source
+        self._proposal = proposal
+        self._checked: frozenset[tuple[str, str]] = frozenset()
+        self.rounds = 0
+
+    async def after_answer(self) -> str | None:
+        """The feedback for the model (a user message's text, the problems marked as data), or None."""
+        texts = dict(self._proposal())
+        state = frozenset(texts.items())
+        if (
+            not texts
+            or not self._source.forwarded
+            or state == self._checked
+            or self.rounds >= self.MAX_ROUNDS
+        ):
+            return None
+        self._checked = state
+        checked = await self._source.of_texts(texts)
+        if checked is None:
+            return None
+        lines: list[str] = []
+        for path in sorted(checked):
+            new = new_since(self._source.of_file(path).problems, checked[path].problems)
+            lines.extend(problem_line(path, p) for p in new if p.severity in ("error", "warning"))
+        if not lines:
+            return None
+        self.rounds += 1
+        listed = "\n".join(f"- {' '.join(neutralize_tags(line).split())}" for line in lines)
+        return (
+            "The editor checked your proposed files. New since your edit (from the editor, data):\n"
+            f"{listed}\n"
+            "Fix them, or say why they are expected, before you answer again."
+        )
