@@ -68,7 +68,7 @@ export class RunTracker implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private status: StatusState;
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly launchedRun = new vscode.EventEmitter<{ sessionId: string; task: string }>();
+  private readonly launchedRun = new vscode.EventEmitter<{ sessionId: string; task: string; mode?: 'plan' }>();
   /** A run was started from this window (palette, code action, the Agent view): the Agent view shows it. */
   readonly onLaunched = this.launchedRun.event;
   /** The session whose proposal the Show / Apply / Discard commands act on. */
@@ -110,13 +110,13 @@ export class RunTracker implements vscode.Disposable {
   async launch(request: RunRequest): Promise<RunResult | undefined> {
     const result = await this.server.execute<RunResult>(request.command, request.params);
     if (result) {
-      this.start(result, request.label);
+      this.start(result, request.label, request.params.mode === 'plan' ? 'plan' : undefined);
     }
     return result;
   }
 
-  /** Shows a run started by `agent.run` or `agent.runSkill`. */
-  start(result: RunResult, task: string): void {
+  /** Shows a run started by `agent.run` or `agent.runSkill`; `mode` `plan` for a plan run. */
+  start(result: RunResult, task: string, mode?: 'plan'): void {
     const run: Run = { sessionId: result.sessionId, token: result.progressToken, task, ended: false };
     run.message = this.tokenMessages.get(run.token);
     this.tokenMessages.delete(run.token);
@@ -139,7 +139,7 @@ export class RunTracker implements vscode.Disposable {
         });
       },
     );
-    this.launchedRun.fire({ sessionId: run.sessionId, task });
+    this.launchedRun.fire({ sessionId: run.sessionId, task, ...(mode ? { mode } : {}) });
     const early = this.earlyEnds.get(run.sessionId);
     if (early) {
       this.earlyEnds.delete(run.sessionId);

@@ -91,7 +91,7 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
         this.early.clear();
         this.dispatch({ type: 'serverStopped' });
       }),
-      runs.onLaunched(({ sessionId, task }) => this.launched(sessionId, task)),
+      runs.onLaunched(({ sessionId, task, mode }) => this.launched(sessionId, task, mode)),
     );
   }
 
@@ -173,9 +173,9 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
     }
   }
 
-  private launched(sessionId: string, task: string): void {
+  private launched(sessionId: string, task: string, mode: 'plan' | undefined): void {
     const switching = sessionId !== this.state.sessionId;
-    this.dispatch({ type: 'runLaunched', sessionId, task });
+    this.dispatch({ type: 'runLaunched', sessionId, task, ...(mode ? { mode } : {}) });
     for (const action of this.early.get(sessionId) ?? []) {
       this.dispatch(action);
     }

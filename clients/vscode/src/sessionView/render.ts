@@ -89,7 +89,7 @@ function run(view: RunView, index: number, markdown: RenderMarkdown, latest: boo
     parts.push(planCard(view.plan, markdown, latest));
   }
   parts.push(checksSection(view.checks ?? [], view.notVerified ?? [], String(index)));
-  const status = view.status === 'running' ? 'working…' : view.status;
+  const status = view.status === 'running' ? (view.mode === 'plan' ? 'planning…' : 'working…') : view.status;
   const reason = view.reason ? `: ${escapeHtml(view.reason)}` : '';
   const roles = view.usageByRole ? roleUsageText(view.usageByRole) : '';
   const usage = (view.usage ? ` · ${escapeHtml(usageText(view.usage))}` : '') + (roles ? ` (${escapeHtml(roles)})` : '');

@@ -89,6 +89,8 @@ export interface ViewState {
   context?: ContextResult;
   /** True from a run's start to its `agent/runEnded`. */
   running: boolean;
+  /** A plan run of this session was launched and its `runStarted` has not come yet: that run is marked. */
+  pendingMode?: 'plan';
 }
 
 export type ViewAction =
@@ -97,7 +99,7 @@ export type ViewAction =
    * A run of another session switches the view to it (the server's own `runStarted` event, before or
    * after this, does not add the run twice); a run of the view's session is added by that event.
    */
-  | { type: 'runLaunched'; sessionId: string; task: string }
+  | { type: 'runLaunched'; sessionId: string; task: string; mode?: 'plan' }
   | { type: 'event'; event: AgentEventNotification }
   | { type: 'todos'; sessionId: string; todos: TodoWire[] }
   | { type: 'runEnded'; ended: RunEndedNotification }
@@ -159,8 +161,23 @@ function lastRunJustStarted(state: ViewState): boolean {
   return last !== undefined && last.status === 'running' && last.items.length === 0;
 }
 
-function addRun(state: ViewState, task: string): ViewState {
-  return { ...state, running: true, runs: [...state.runs, { task, items: [], status: 'running' }] };
+function addRun(state: ViewState, task: string, mode?: 'plan'): ViewState {
+  const run: RunView = { task, items: [], status: 'running', ...(mode ? { mode } : {}) };
+  const next: ViewState = { ...state, running: true, runs: [...state.runs, run] };
+  delete next.pendingMode; // consumed by this run
+  return next;
+}
+
+/**
+ * A plan run of the view's session was launched: mark it when its `runStarted` came first (the last run
+ * has its task and is running, or has ended as a plan run already), else the run that event will add.
+ */
+function launchedPlan(state: ViewState, task: string): ViewState {
+  const last = state.runs[state.runs.length - 1];
+  if (last?.task === task && (last.status === 'running' || last.mode === 'plan')) {
+    return withLastRun(state, (run) => ({ ...run, mode: 'plan' }));
+  }
+  return { ...state, pendingMode: 'plan' };
 }
 
 function eventReduce(state: ViewState, event: AgentEventNotification): ViewState {
@@ -209,7 +226,7 @@ function eventReduce(state: ViewState, event: AgentEventNotification): ViewState
     case 'usage':
       return withLastRun(state, (run) => (event.usage ? { ...run, usage: event.usage } : run));
     case 'runStarted':
-      return { ...(lastRunJustStarted(state) ? state : addRun(state, event.text ?? '')), running: true };
+      return { ...(lastRunJustStarted(state) ? state : addRun(state, event.text ?? '', state.pendingMode)), running: true };
     case 'reasoningDelta':
     case 'proposalChanged':
     case 'compacted':
@@ -306,9 +323,10 @@ export function reduce(state: ViewState, action: ViewAction): ViewState {
   switch (action.type) {
     case 'runLaunched':
       if (action.sessionId !== state.sessionId) {
-        return addRun({ ...EMPTY_STATE, sessionId: action.sessionId }, action.task);
+        return addRun({ ...EMPTY_STATE, sessionId: action.sessionId }, action.task, action.mode);
       }
-      return state; // a follow-up: the server's runStarted event adds it (it may even have ended already)
+      // A follow-up: the server's runStarted event adds it (it may even have ended already).
+      return action.mode === 'plan' ? launchedPlan(state, action.task) : state;
     case 'event':
       return eventReduce(state, action.event);
     case 'todos':

@@ -165,3 +165,26 @@ test('the page has the mode switch (Ask/Act, Plan) and the checks box in its inp
   assert.ok(page.includes('<textarea id="checks"') && page.includes('<textarea id="task"'));
   assert.ok(page.indexOf('id="mode"') < page.indexOf('id="task"'), 'the mode comes first in the tab order');
 });
+
+const started = (task: string, sessionId = 's1'): ViewAction => ({
+  type: 'event',
+  event: { sessionId, kind: 'runStarted', text: task, toolName: null, verdict: null, model: null, unsandboxed: null, usage: null, callUsage: null, sessionUsage: null, partial: null, approval: null, subagent: null },
+});
+
+test('a plan run is marked while it runs, whether its launch or its runStarted comes first', () => {
+  const fresh = fold([{ type: 'runLaunched', sessionId: 's1', task: 'Plan it', mode: 'plan' }, started('Plan it')]);
+  assert.equal(fresh.runs.length, 1);
+  assert.equal(fresh.runs[0]?.mode, 'plan');
+  assert.ok(renderConversation(fresh, md).includes('planning…'), 'a running plan run says planning');
+
+  const base = fold(planRun);
+  const eventFirst = fold([started('Also handle []'), { type: 'runLaunched', sessionId: 's1', task: 'Also handle []', mode: 'plan' }], base);
+  assert.deepEqual(eventFirst.runs.map((run) => run.mode), ['plan', 'plan']);
+  const launchFirst = fold([{ type: 'runLaunched', sessionId: 's1', task: 'Also handle []', mode: 'plan' }, started('Also handle []')], base);
+  assert.deepEqual(launchFirst.runs.map((run) => run.mode), ['plan', 'plan']);
+  assert.equal(launchFirst.pendingMode, undefined, 'the mark is used once');
+  const approve = fold([{ type: 'runLaunched', sessionId: 's1', task: IMPLEMENT_PLAN_TASK }, started(IMPLEMENT_PLAN_TASK)], base);
+  assert.deepEqual(approve.runs.map((run) => run.mode), ['plan', undefined], 'a default run is not marked');
+  const endedFirst = fold([started('Again'), ended({ mode: 'plan', plan: PLAN }), { type: 'runLaunched', sessionId: 's1', task: 'Again', mode: 'plan' }], base);
+  assert.equal(endedFirst.pendingMode, undefined, 'a plan run that ended before its launch leaves no mark for the next run');
+});
