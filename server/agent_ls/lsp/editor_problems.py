@@ -46,8 +46,12 @@ def initialize(ls: AgentLanguageServer, params: t.InitializeParams) -> None:
 def did_change_problems(ls: AgentLanguageServer, params: Any) -> None:
     """``agent/didChangeProblems``: replace the listed files' problems (module docstring). A malformed
     notification is logged and ignored (a notification has no error reply)."""
+    raw = _plain(params)
+    for file in raw.get("files") or [] if isinstance(raw, dict) else []:
+        if isinstance(file, dict) and file.get("diagnostics") == {}:
+            file["diagnostics"] = []  # Lua's empty table: Neovim's JSON writes it as an object
     try:
-        parsed = p.DidChangeProblemsParams.model_validate(_plain(params))
+        parsed = p.DidChangeProblemsParams.model_validate(raw)
     except ValidationError as exc:
         log.warning("agent/didChangeProblems ignored: %s", " ".join(str(exc).split())[:300])
         return
