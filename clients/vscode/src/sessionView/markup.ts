@@ -11,10 +11,11 @@ export type ViewActionName = 'review' | 'apply' | 'discard' | 'refreshContext' |
 
 /**
  * `data-action` values the webview handles itself or sends as their own message: `approvePlan`
- * (a message with the checks typed in the input area) and `revise` (the input box takes the
- * feedback, in plan mode; nothing is sent until the user sends it).
+ * (a message with the checks typed in the input area), `revise` (the input box takes the feedback, in
+ * plan mode; nothing is sent until the user sends it) and `usePlanChecks` (the plan's checks are added
+ * to the input area's Checks box, where the user sees and edits them before anything runs).
  */
-export type PlanActionName = 'approvePlan' | 'revise';
+export type PlanActionName = 'approvePlan' | 'revise' | 'usePlanChecks';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 

@@ -162,7 +162,10 @@ export function planCard(view: PlanView, markdown: RenderMarkdown, actionable: b
     parts.push(planPart('Steps', 'list-ordered', list('ol', view.steps.map((step) => markdown(step)), 'plan-steps markdown')));
   }
   if (view.checks.length) {
-    parts.push(planPart('Checks', 'beaker', list('ul', view.checks.map((check) => `<code>${escapeHtml(check)}</code>`), 'plan-checks')));
+    const use = actionable
+      ? `<div class="plan-use-checks">${button('usePlanChecks', 'Use as acceptance checks', 'add', { title: 'Add these commands to the Checks box: the server runs them on the proposal when the agent says it is done' })}</div>`
+      : '';
+    parts.push(planPart('Checks', 'beaker', list('ul', view.checks.map((check) => `<code>${escapeHtml(check)}</code>`), 'plan-checks') + use));
   }
   if (view.risks.length) {
     parts.push(planPart('Risks', 'warning', list('ul', view.risks.map((risk) => markdown(risk)), 'plan-risks markdown')));

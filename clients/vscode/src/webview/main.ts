@@ -92,6 +92,8 @@ document.addEventListener('click', (event) => {
   if (action === 'revise') {
     setMode('plan', true);
     input.focus();
+  } else if (action === 'usePlanChecks') {
+    usePlanChecks(target);
   } else if (action === 'approvePlan') {
     const lines = checkLines(checks.value);
     vscode.postMessage({ type: 'approvePlan', ...(lines.length ? { checks: lines } : {}) });
@@ -122,6 +124,17 @@ function setMode(value: 'default' | 'plan', revising = false): void {
 function showChecksCount(): void {
   const count = checkLines(checks.value).length;
   checksCount.textContent = count ? ` (${count})` : '';
+}
+
+/** Adds the checks of the plan holding `button` to the Checks box (each once) and shows the box. */
+function usePlanChecks(button: Element): void {
+  const listed = [...(button.closest('.plan')?.querySelectorAll('.plan-checks code') ?? [])].map((node) => node.textContent ?? '');
+  const lines = checkLines(checks.value);
+  const added = listed.filter((line) => line.trim() && !lines.includes(line.trim())).map((line) => line.trim());
+  checks.value = [...lines, ...added].join('\n');
+  checksBox.open = true;
+  showChecksCount();
+  saveInput();
 }
 
 function send(): void {

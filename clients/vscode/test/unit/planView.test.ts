@@ -62,6 +62,7 @@ test('a plan run keeps its mode and plan; the card lists summary, files, numbere
   assert.ok(out.includes('<ul class="plan-checks"><li><code>pytest tests/test_stats.py</code></li></ul>'));
   assert.ok(out.includes('Callers that relied on &lt;the old value&gt;.'), 'risks are escaped (by the renderer)');
   assert.ok(out.includes('data-action="approvePlan"') && out.includes('data-action="revise"'), 'the latest plan can be approved or revised');
+  assert.ok(out.includes('data-action="usePlanChecks"'), 'its checks can be taken as acceptance checks');
   assert.deepEqual(state.runs[0]?.items, [], 'the answer (the plan as markdown) is not shown twice');
   const streamed = fold([{ type: 'runLaunched', sessionId: 's1', task: 't' }, { type: 'event', event: { sessionId: 's1', kind: 'textDelta', text: 'I read stats.py.', toolName: null, verdict: null, model: null, unsandboxed: null, usage: null, callUsage: null, sessionUsage: null, partial: null, approval: null, subagent: null } }, ended({ mode: 'plan', plan: PLAN })]);
   const html = renderConversation(streamed, md);
@@ -73,7 +74,7 @@ test('only the latest plan, with nothing running, has Approve / Revise', () => {
   assert.equal(approved.running, true);
   const running = renderConversation(approved, md);
   assert.ok(running.includes('class="plan"'), 'the approved plan stays in the conversation');
-  assert.ok(!running.includes('data-action="approvePlan"'), 'no Approve while the implementation runs');
+  assert.ok(!running.includes('data-action="approvePlan"') && !running.includes('data-action="usePlanChecks"'), 'no Approve while the implementation runs');
   const done = reduce(approved, ended({ answer: 'Implemented.' }));
   assert.equal(done.runs[1]?.mode, undefined);
   assert.ok(!renderConversation(done, md).includes('data-action="approvePlan"'), 'an earlier plan has no buttons');
