@@ -16,6 +16,7 @@ export const SECTION = 'agentLs';
 export const SERVER_SETTING_KEYS = [
   'model',
   'baseUrl',
+  'models',
   'maxTurns',
   'maxTokens',
   'maxCostUsd',

@@ -39,6 +39,7 @@ test('settings have a scope and a description; those that run code or send data 
     'agentLs.pythonPath': 'machine',
     'agentLs.model': 'window',
     'agentLs.baseUrl': 'machine',
+    'agentLs.models': 'machine',
     'agentLs.maxTurns': 'window',
     'agentLs.maxTokens': 'window',
     'agentLs.maxCostUsd': 'window',

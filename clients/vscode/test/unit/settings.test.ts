@@ -20,6 +20,13 @@ test('server settings: the five keys, empty values left out, pythonPath never se
   assert.deepEqual(serverSettings(() => undefined), { agentLs: {} });
 });
 
+test('server settings: the role models go as an object (agentLs.models)', () => {
+  const configured: Record<string, unknown> = { model: 'openai/gpt-4.1', models: { compaction: 'openai/gpt-4.1-mini' } };
+  assert.deepEqual(serverSettings((key) => configured[key]), {
+    agentLs: { model: 'openai/gpt-4.1', models: { compaction: 'openai/gpt-4.1-mini' } },
+  });
+});
+
 test('clearing a value (at any depth) is a change the running server cannot be sent', () => {
   const before = { model: 'openai/gpt-4.1', maxTurns: 15, permissions: { headless: 'allow' } };
   assert.equal(clearsValue(before, { ...before, model: 'ollama/x', maxTurns: 3 }), false);
