@@ -135,7 +135,8 @@ class Compactor:
         proposal: the pending proposal's paths.
         state: the session's ``CompactionState``.
         threshold: the fraction of the usable window that triggers a compaction.
-        summarizer: opens the model that writes summaries (``[compaction] model``), or None for the run's
+        summarizer: opens the model that writes summaries (the compaction role's, ``[models] compaction``,
+            ``models/roles.py``), or None for the run's
             own model; one that cannot be opened leaves the summary to the run's model (logged).
         auto: compact when over ``limit``; False when the window is not known (then only a provider's
             overflow error or a manual compaction does).
