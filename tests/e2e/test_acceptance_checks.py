@@ -145,6 +145,11 @@ async def test_a_denied_check_is_reported_as_not_verified(
     (line,) = field(ended, "notVerified")
     assert line.startswith("rm -rf build: not run: Blocked by policy (bash: rm * (built-in))")
     assert len(model_server.requests) == 2  # nothing failed: no feedback round
+    # A resumed session shows the same (agent.sessionHistory reads the session file's records).
+    stored = await command(client, "agent.sessionHistory", {"sessionId": field(ended, "sessionId")})
+    (run,) = field(stored, "runs")
+    assert [c if isinstance(c, dict) else dict(c._asdict()) for c in field(run, "checks")] == _checks(ended)
+    assert field(run, "notVerified") == [line]
 
 
 async def test_a_run_that_stops_first_lists_every_check_as_not_verified(

@@ -105,3 +105,49 @@ def test_an_answer_never_streamed_as_a_message_comes_from_run_end_and_long_texts
     assert tool.verdict is None
     assert text == HistoryItem(kind="text", text="Partial.")
     assert (run.status, run.reason) == ("stopped", "max turns")
+
+
+def test_a_run_shows_the_checks_it_ended_on_and_what_was_not_verified() -> None:
+    failing = {
+        "command": "pytest -q",
+        "passed": False,
+        "exitCode": 1,
+        "outputTail": "1 failed",
+        "notRun": None,
+    }
+    passing = {**failing, "passed": True, "exitCode": 0, "outputTail": ""}
+    denied = {
+        "command": "rm -rf b",
+        "passed": False,
+        "exitCode": None,
+        "outputTail": "Blocked",
+        "notRun": "Blocked",
+    }
+    records: list[dict[str, Any]] = [
+        {"kind": "run_start", "run": 1, "task": "Fix", "model": "m"},
+        message(AssistantMessage("Done.")),
+        {"kind": "checks", "round": 1, "results": [failing, denied]},
+        message(AssistantMessage("Fixed now.")),  # the model went on: round 1 no longer describes the end
+        {"kind": "checks", "round": 2, "results": [passing, denied]},
+        {
+            "kind": "run_end",
+            "run": 1,
+            "status": "done",
+            "reason": "r",
+            "answer": "",
+            "usage": USAGE,
+            "notVerified": ["rm -rf b: not run: Blocked"],
+        },
+        {"kind": "run_start", "run": 2, "task": "More", "model": "m"},
+        message(AssistantMessage("Done.")),
+        {"kind": "checks", "round": 1, "results": [failing]},
+        message(AssistantMessage("", (ToolCall("c1", "read_file", "{}"),))),
+        {"kind": "run_end", "run": 2, "status": "stopped", "reason": "r", "answer": "", "usage": USAGE},
+    ]
+    first, second = history(records)
+    assert [(c.command, c.passed, c.not_run) for c in first.checks] == [
+        ("pytest -q", True, ""),
+        ("rm -rf b", False, "Blocked"),
+    ]
+    assert first.not_verified == ["rm -rf b: not run: Blocked"]
+    assert (second.checks, second.not_verified) == ([], [])

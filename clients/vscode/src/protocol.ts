@@ -268,6 +268,10 @@ export interface HistoryRunWire {
   usage: UsageSummary | null;
   /** The run's usage by role; a run stored before roles were recorded has all of it under `main`. */
   usageByRole: Record<string, UsageSummary>;
+  /** As `RunEndedNotification.checks` (from the session file's `checks` records). */
+  checks: CheckWire[];
+  /** As `RunEndedNotification.notVerified`. */
+  notVerified: string[];
 }
 
 /** `agent.sessionHistory`: the session's runs, oldest first (`sessions.history`), and its todos. */

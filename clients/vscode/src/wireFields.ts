@@ -140,6 +140,8 @@ export const WIRE_FIELDS = {
     reason: 'required',
     usage: 'required',
     usageByRole: 'required',
+    checks: 'required',
+    notVerified: 'required',
   } satisfies Fields<HistoryRunWire>,
   SessionHistoryResult: { sessionId: 'required', runs: 'required', todos: 'required' } satisfies Fields<SessionHistoryResult>,
   ListSkillsParams: { uri: 'optional' } satisfies Fields<ListSkillsParams>,

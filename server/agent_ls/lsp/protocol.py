@@ -271,6 +271,10 @@ class HistoryRunWire(_Wire):
     usage_by_role: dict[str, UsageSummary] = Field(default_factory=dict)
     """The run's usage by role (``RunEndedNotification.usageByRole``); a run stored before roles were
     recorded has all of it under ``main``; empty before its end."""
+    checks: list[CheckWire] = Field(default_factory=list)
+    """As ``RunEndedNotification.checks`` (from the session file's ``checks`` records)."""
+    not_verified: list[str] = Field(default_factory=list)
+    """As ``RunEndedNotification.notVerified``."""
 
 
 class SessionHistoryResult(_Wire):

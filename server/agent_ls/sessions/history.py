@@ -5,9 +5,10 @@ so an editor that resumes a session (the VS Code Agent view's picker) shows what
 Read from the session file's records in order (docs/sessions.md): ``run_start`` opens a run;
 ``message`` records add the assistant's text and tool calls and the tool results (the user's messages
 are the tasks, already in ``run_start``, plus the editor context, which is not shown); ``verdict``
-records fill in the verdicts; a ``plan`` record gives a plan run's plan; ``run_end`` gives the status, the
-reason, the usage and the mode. A ``compaction``
-record rewrites the model's history, not what happened: it is skipped. Records before the first run,
+records fill in the verdicts; a ``plan`` record gives a plan run's plan; the last ``checks`` record the
+acceptance checks' results (dropped when a later message of the model shows it went on); ``run_end``
+gives the status, the reason, the usage, the mode and what was not verified. A ``compaction`` record
+rewrites the model's history, not what happened: it is skipped. Records before the first run,
 of unknown kinds or malformed, are skipped. Tool arguments and results are clipped to
 ``TEXT_CHARS`` characters (the session file has them whole).
 """
@@ -17,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agent_ls.core.checks import CheckResult
 from agent_ls.core.messages import AssistantMessage, ToolResultMessage, Usage
 from agent_ls.core.plan import Plan
-from agent_ls.sessions.records import message_from, usage_by_role_from, usage_from
+from agent_ls.sessions.records import check_from, message_from, usage_by_role_from, usage_from
 
 TEXT_CHARS = 2000
 
@@ -58,6 +60,10 @@ class HistoryRun:
     reason: str = ""
     usage: Usage | None = None
     usage_by_role: dict[str, Usage] = field(default_factory=dict)
+    checks: list[CheckResult] = field(default_factory=list)
+    """The acceptance checks' results the run ended on (``RunEnded.checks``): the last ``checks`` record,
+    unless the model went on after it."""
+    not_verified: list[str] = field(default_factory=list)
 
 
 def _with_call(run: HistoryRun, call_id: str, **changes: Any) -> None:
@@ -73,6 +79,7 @@ def _add(run: HistoryRun, record: dict[str, Any]) -> None:
     if kind == "message":
         message = message_from(record["message"])
         if isinstance(message, AssistantMessage):
+            run.checks = []  # the model went on after a round of checks: they no longer describe the end
             if message.text.strip():
                 run.items.append(HistoryItem(kind="text", text=message.text))
             for call in message.tool_calls:
@@ -93,12 +100,15 @@ def _add(run: HistoryRun, record: dict[str, Any]) -> None:
         )
     elif kind == "plan":
         run.plan = Plan.from_wire(record["plan"])
+    elif kind == "checks":
+        run.checks = [check_from(result) for result in record["results"]]
     elif kind == "run_end":
         run.mode = str(record.get("mode", "default"))
         run.status = str(record["status"])
         run.reason = str(record.get("reason", ""))
         run.usage = usage_from(record.get("usage", {}))
         run.usage_by_role = usage_by_role_from(record)
+        run.not_verified = [str(line) for line in record.get("notVerified", [])]
         answer = str(record.get("answer", ""))
         if answer.strip() and not any(item.kind == "text" for item in run.items):
             run.items.append(HistoryItem(kind="text", text=answer))

@@ -161,3 +161,15 @@ def check_json(result: CheckResult) -> dict[str, Any]:
         "outputTail": result.output_tail,
         "notRun": result.not_run or None,
     }
+
+
+def check_from(data: dict[str, Any]) -> CheckResult:
+    """A ``checks`` record's result back (``check_json``)."""
+    code = data.get("exitCode")
+    return CheckResult(
+        command=str(data["command"]),
+        passed=bool(data["passed"]),
+        exit_code=int(code) if code is not None else None,
+        output_tail=str(data.get("outputTail", "")),
+        not_run=str(data.get("notRun") or ""),
+    )

@@ -183,8 +183,8 @@ test('a resumed session shows its stored runs (agent.sessionHistory), unless a r
     type: 'history',
     sessionId: 'old',
     runs: [
-      { task: 'Fix mean', items: [tool, text], mode: 'default', plan: null, status: 'done', reason: 'the model answered', usage: usage(5), usageByRole: {} },
-      { task: 'And more', items: [], mode: 'default', plan: null, status: 'interrupted', reason: '', usage: null, usageByRole: {} },
+      { task: 'Fix mean', items: [tool, text], mode: 'default', plan: null, status: 'done', reason: 'the model answered', usage: usage(5), usageByRole: {}, checks: [], notVerified: [] },
+      { task: 'And more', items: [], mode: 'default', plan: null, status: 'interrupted', reason: '', usage: null, usageByRole: {}, checks: [], notVerified: [] },
     ],
     todos: [{ content: 'Fix mean', status: 'completed', activeForm: 'Fixing mean' }],
   };

@@ -200,6 +200,13 @@ async def session_history(ls: AgentLanguageServer, *arguments: Any) -> dict[str,
             mode="plan" if run.mode == "plan" else "default",
             plan=p.PlanWire.model_validate(run.plan.wire()) if run.plan is not None else None,
             usage_by_role={role: usage_summary(usage) for role, usage in run.usage_by_role.items()},
+            checks=[
+                p.CheckWire(
+                    command=c.command, passed=c.passed, exit_code=c.exit_code, output_tail=c.output_tail
+                )
+                for c in run.checks
+            ],
+            not_verified=run.not_verified,
         )
         for run in runs
     ]
