@@ -328,7 +328,9 @@ class PermissionPolicy:
         decided = strictest(judgements)
         if self.plan_mode and file_key == "bash" and decided.verdict != "allow":
             refused = Judgement("deny", PLAN_RULE, PLAN_COMMAND_REASON)
-            return Decision("deny", PLAN_RULE, parts, subject, PLAN_COMMAND_REASON, (*judgements, refused), key)
+            return Decision(
+                "deny", PLAN_RULE, parts, subject, PLAN_COMMAND_REASON, (*judgements, refused), key
+            )
         if decided.verdict == "ask" and key in self._session:
             return Decision(
                 "allow", SESSION_RULE, parts, subject, "allowed earlier for this session", judgements, key
