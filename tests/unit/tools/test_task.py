@@ -138,3 +138,55 @@ async def test_cancelling_the_parent_cancels_the_subagent() -> None:
     assert [e.status for e in child_end] == ["cancelled"]
     assert len(model.seen) == 2  # nothing more was asked of the model
     assert history[-1].content.startswith("interrupted")  # type: ignore[union-attr]
+
+
+class _OwnModel(ScriptedModel):
+    """The subagent role's model: counts how often it is closed."""
+
+    closed = 0
+
+    @property
+    def model_name(self) -> str:
+        return "fake/subagent-model"
+
+    async def aclose(self) -> None:
+        self.closed += 1
+
+
+async def test_the_subagent_roles_model_is_opened_at_the_first_job_and_closed_with_the_run() -> None:
+    """Issue 17: with ``[models] subagent`` the jobs go to that model, opened once for the run's jobs;
+    the run's usage is split by role."""
+    parent_model = ScriptedModel(
+        [_task("first job"), _task("second job"), AssistantMessage(text="Both done.")]
+    )
+    own = _OwnModel([AssistantMessage(text="report 1"), AssistantMessage(text="report 2")])
+    opened: list[str] = []
+
+    def open_own() -> ScriptedModel:
+        opened.append("subagent")
+        return own
+
+    child = make_harness({"app/routes.py": SECRET_LINE + "\n"}, tools=read_only_tools())
+    subagents = Subagents("s1", "/ws", child.registry, lambda: "")
+    subagents.model, subagents.open_own = parent_model, open_own
+    parent = make_harness(tools=[task_tool(subagents)])
+    history: list[Message] = [SystemMessage("parent prompt"), UserMessage("Two jobs")]
+    ended = await run_loop(
+        session_id="s1",
+        task="Two jobs",
+        history=history,
+        model=parent_model,
+        tools=parent.registry,
+        emit=lambda event: None,
+        limits=LoopLimits(),
+    )
+
+    assert ended.status == "done" and ended.answer == "Both done."
+    assert opened == ["subagent"] and len(own.seen) == 2 and len(parent_model.seen) == 3
+    assert ended.usage_by_role == {
+        "main": Usage(input_tokens=30, output_tokens=6),
+        "subagent": Usage(input_tokens=20, output_tokens=4),
+    }
+    assert own.closed == 0
+    await subagents.end_run()
+    assert own.closed == 1 and (subagents.model, subagents.open_own) == (None, None)
