@@ -48,7 +48,7 @@ from agent_ls.instructions.activation import SkillActivations
 from agent_ls.instructions.agent_context import AgentContext, load_agent_context
 from agent_ls.instructions.skills import Skill
 from agent_ls.models.resolution import open_model, resolve_model
-from agent_ls.models.roles import resolve_role, role_model_string
+from agent_ls.models.roles import OTHER_ROLES, resolve_role, role_model_string
 from agent_ls.policy.approvals import append_allow_rules
 from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.policy.rules import BUILTIN_RULES, Rule
@@ -169,6 +169,9 @@ def assemble_session(
         paths=paths,
         skill_dirs=skill_dirs,
         layered=layered,
+        # A command's change enters the proposal unless its edit is denied (a .git file; every file in
+        # a plan run, whose policy refuses edits: nothing reaches the proposal then).
+        may_propose=lambda rel: policy.check_path(rel, write=True).verdict != "deny",
     )
     nested = context.nested()
     registry = ToolRegistry(
@@ -266,9 +269,6 @@ def model_opener(
         return open_model(main)
 
     return opened
-
-
-OTHER_ROLES: tuple[ModelRole, ...] = ("compaction", "subagent")
 
 
 def role_opener(

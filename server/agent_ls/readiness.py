@@ -1,10 +1,10 @@
 """What a run would use now, found without a model call: the model (or why none can run) and the sandbox.
 
 The same resolution as a run (``models.resolution.resolve_model`` over the editor settings, the
-environment and the config) and the same sandbox check (``workspace.sandbox.unsandboxed_reason``) as
-``agent-ls doctor``, without doctor's network probe or trial command, so a front end can say at once
-what is in use (the language server's ``agent.status``, shown by the VS Code extension at its first
-start in a workspace).
+environment and the config, and ``models.roles.resolve_role`` for the other roles' models) and the same
+sandbox check (``workspace.sandbox.unsandboxed_reason``) as ``agent-ls doctor``, without doctor's network
+probe or trial command, so a front end can say at once what is in use (the language server's
+``agent.status``, shown by the VS Code extension at its first start in a workspace).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Literal
 from agent_ls.config import LoadedConfig
 from agent_ls.core.errors import ConfigError
 from agent_ls.models.resolution import NO_MODEL, resolve_model
+from agent_ls.models.roles import OTHER_ROLES, resolve_role
 from agent_ls.settings import EditorSettings, EnvSnapshot
 from agent_ls.workspace.sandbox import sandbox_status, unsandboxed_reason
 
@@ -29,7 +30,8 @@ class Readiness:
         model: the model string (``ollama/qwen2.5-coder:7b``), or None when none resolves.
         base_url: its API root, or None (no model, or a replay script).
         model_state: ``ready``; ``noModel`` (none configured); ``noApiKey`` (the provider needs a key and
-            none is set); ``invalid`` (the model or its config is wrong).
+            none is set); ``invalid`` (the model or its config is wrong, or a role's model cannot be used:
+            ``model`` is then the main model).
         model_detail: for any state but ``ready``, what to do (else ``""``).
         sandboxed: whether shell commands run in bubblewrap.
         sandbox: one line: the bubblewrap in use, or why commands run unsandboxed.
@@ -60,4 +62,9 @@ def readiness(editor: EditorSettings, env: EnvSnapshot, config: LoadedConfig) ->
     if choice.key_required and choice.api_key is None:
         detail = f"{choice.model_string} needs an API key: set {choice.key_env} or AGENT_LS_API_KEY"
         return Readiness(choice.model_string, choice.base_url, "noApiKey", detail, sandboxed, sandbox)
+    for role in OTHER_ROLES:  # a run checks the roles' models before its first call too
+        try:
+            resolve_role(role, choice, editor, env, config)
+        except ConfigError as exc:
+            return Readiness(choice.model_string, choice.base_url, "invalid", str(exc), sandboxed, sandbox)
     return Readiness(choice.model_string, choice.base_url, "ready", "", sandboxed, sandbox)

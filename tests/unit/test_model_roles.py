@@ -12,6 +12,7 @@ from agent_ls.config.schema import ModelsConfig
 from agent_ls.core.errors import ConfigError
 from agent_ls.models.resolution import resolve_model
 from agent_ls.models.roles import resolve_role
+from agent_ls.readiness import readiness
 from agent_ls.settings import EditorSettings, EnvSnapshot
 
 
@@ -172,3 +173,11 @@ def test_the_editors_role_setting_wins_and_a_bad_string_names_its_source(tmp_pat
     with pytest.raises(ConfigError) as raised:
         resolve_role("compaction", main, editor, env, config)
     assert str(raised.value).startswith("agentLs.models.compaction: invalid model string 'gpt-4o': use ")
+
+
+def test_status_reports_a_roles_model_that_a_run_would_refuse(tmp_path: Path) -> None:
+    env, _, root = _dirs(tmp_path, 'model = "openai/main"\n[models]\nsubagent = "nowhere/x"\n')
+    env = EnvSnapshot({"AGENT_LS_CONFIG_DIR": str(tmp_path / "user-config"), "OPENAI_API_KEY": "k"})
+    found = readiness(EditorSettings(), env, load_config(env, root))
+    assert (found.model, found.model_state) == ("openai/main", "invalid")
+    assert found.model_detail.startswith("models.subagent in agent-ls.toml: unknown provider 'nowhere'")

@@ -23,6 +23,9 @@ from agent_ls.core.events import ModelRole
 from agent_ls.models.resolution import ModelChoice, parse_model_string, providers_of, resolve_model
 from agent_ls.settings import EditorSettings, EnvSnapshot
 
+OTHER_ROLES: tuple[ModelRole, ...] = ("compaction", "subagent")
+"""The roles whose model may differ from the main one."""
+
 
 def role_model_string(
     role: ModelRole, editor: EditorSettings, config: LoadedConfig
