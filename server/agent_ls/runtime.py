@@ -515,7 +515,7 @@ class Session:
             proposal=lambda: [change.path for change in self.overlay.proposal()],
             state=self.compaction,
             threshold=self.compact_threshold,
-            summarizer=self.open_summarizer,
+            summarizer=self._observed(self.open_summarizer),
             auto=window is not None,
             refetch=self._name_read_output if self.outputs is not None else None,
         )
