@@ -34,6 +34,10 @@ TAIL_BYTES = 2048
 CLAIMS_DONE = "claims done, checks fail"
 """The start of the reason of a run stopped because the model said it was done while a check failed."""
 
+FEEDBACK_HEADING = "The acceptance checks failed, so the task is not done yet:"
+"""The first line of ``feedback_message``: the harness wrote it, not the user (a compaction does not keep
+it among the user's messages)."""
+
 CHECK_TOOL_NAME = "acceptance_check"
 """The name a check's output is wrapped under in the feedback message (it is data, like a tool result)."""
 
@@ -88,7 +92,7 @@ def checks_line(commands: Sequence[str]) -> str:
 def feedback_message(failed: Sequence[CheckResult]) -> str:
     """The user message that sends failing checks back to the model: each command, its exit code and its
     output tail (wrapped as data, ``core.context.wrap_tool_result``)."""
-    parts = ["The acceptance checks failed, so the task is not done yet:"]
+    parts = [FEEDBACK_HEADING]
     for result in failed:
         parts.append(f"- {' '.join(result.command.split())}: {_code(result)}")
         parts.append(wrap_tool_result(CHECK_TOOL_NAME, result.output_tail or "(no output)", True))

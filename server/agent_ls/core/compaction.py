@@ -42,6 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from agent_ls.core.checks import FEEDBACK_HEADING
 from agent_ls.core.errors import AgentLsError
 from agent_ls.core.events import EventSink
 from agent_ls.core.messages import (
@@ -249,7 +250,10 @@ class Compactor:
 
     def _collect_user_texts(self, history: Sequence[Message]) -> None:
         for message in history:
-            if isinstance(message, UserMessage) and not message.text.startswith(HANDOFF_MARKER):
+            # Not the user's words: an earlier handoff, failing acceptance checks sent back (summarized).
+            if isinstance(message, UserMessage) and not message.text.startswith(
+                (HANDOFF_MARKER, FEEDBACK_HEADING)
+            ):
                 if message.text not in self.state.user_texts:
                     self.state.user_texts.append(message.text)
 

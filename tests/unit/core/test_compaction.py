@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from agent_ls.core.checks import FEEDBACK_HEADING, CheckResult, feedback_message
 from agent_ls.core.compaction import (
     HANDOFF_MARKER,
     SUMMARY_SYSTEM,
@@ -154,6 +155,17 @@ async def test_user_messages_survive_repeated_compactions_verbatim() -> None:
         assert f"follow-up {round_}" in text
     assert squeezer.state.count == 3
     assert squeezer.state.user_texts[0].startswith("Fix the cart.")
+
+
+async def test_failing_checks_sent_back_are_not_kept_as_the_users_words() -> None:
+    history = session()
+    history += [
+        AssistantMessage("Done."),
+        UserMessage(feedback_message([CheckResult("pytest -q", False, 1, "1 failed")])),
+    ]
+    squeezer = compactor(window=4_000)
+    await squeezer.compact(history, [], SummaryModel(), force=True)
+    assert squeezer.state.user_texts and all(FEEDBACK_HEADING not in t for t in squeezer.state.user_texts)
 
 
 async def test_pruning_alone_when_it_is_enough() -> None:
