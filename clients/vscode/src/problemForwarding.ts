@@ -110,8 +110,9 @@ export class ProblemForwarder {
 
 /**
  * Waits until the diagnostics of a document settle: `QUIET_MS` (300 ms) after the last change of its
- * diagnostics, or `MAX_WAIT_MS` (2 s) in all, whichever comes first (a language server that never
- * reports leaves an empty list after 2 s). Used to answer `agent/problemsOfText`.
+ * diagnostics, or `MAX_WAIT_MS` (2 s) in all, whichever comes first. Resolves to whether any change came:
+ * false means no language server reported on the document (none checks it, or none finished in time),
+ * which is not the same as "no problems". Used to answer `agent/problemsOfText`.
  */
 export const QUIET_MS = 300;
 export const MAX_WAIT_MS = 2000;
@@ -119,11 +120,15 @@ export const MAX_WAIT_MS = 2000;
 export function settled(
   onChange: (listener: () => void) => { dispose(): void },
   timers: Timers = { set: (f, ms) => setTimeout(f, ms), clear: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) },
-): Promise<void> {
+): Promise<boolean> {
   return new Promise((resolve) => {
+    let heard = false;
     const quiet = new Debouncer(() => done(), QUIET_MS, timers);
     const limit = timers.set(() => done(), MAX_WAIT_MS);
-    const subscription = onChange(() => quiet.trigger());
+    const subscription = onChange(() => {
+      heard = true;
+      quiet.trigger();
+    });
     let finished = false;
     function done(): void {
       if (finished) {
@@ -133,7 +138,7 @@ export function settled(
       quiet.dispose();
       timers.clear(limit);
       subscription.dispose();
-      resolve();
+      resolve(heard);
     }
   });
 }

@@ -7,7 +7,8 @@
  * - `problemsOfText`: answers the server's `agent/problemsOfText` for the agent's proposed texts, which
  *   are not on disk: each text is opened as an untitled document in the original file's language, so
  *   the same language servers check it; its diagnostics are read once they settle (at most 2 s) and
- *   returned under the original URI. VS Code has no API to close a document that was never shown: the
+ *   returned under the original URI. A text no language server reported on is left out of the answer
+ *   (not checked), never answered as "no problems". VS Code has no API to close a document that was never shown: the
  *   untitled copy is left to VS Code, which drops it once unused; it never appears as a tab.
  */
 
@@ -61,22 +62,22 @@ export function forwardProblems(client: LanguageClient, log: vscode.LogOutputCha
 /** `agent/problemsOfText`: the problems of each text, checked by the original file's language servers. */
 export async function problemsOfText(params: ProblemsOfTextParams): Promise<ProblemsOfTextResult> {
   const files = await Promise.all(params.files.map((file) => problemsOfOneText(file)));
-  return { files };
+  return { files: files.filter((file): file is FileDiagnostics => file !== undefined) };
 }
 
-async function problemsOfOneText(file: TextOfFile): Promise<FileDiagnostics> {
+async function problemsOfOneText(file: TextOfFile): Promise<FileDiagnostics | undefined> {
   const original = vscode.Uri.parse(file.uri);
   const language = await languageOf(original);
   const copy = await vscode.workspace.openTextDocument({ language, content: file.text });
   const key = copy.uri.toString();
-  await settled((listener) =>
+  const heard = await settled((listener) =>
     vscode.languages.onDidChangeDiagnostics((event) => {
       if (event.uris.some((uri) => uri.toString() === key)) {
         listener();
       }
     }),
   );
-  return fileDiagnostics(file.uri, vscode.languages.getDiagnostics(copy.uri));
+  return heard ? fileDiagnostics(file.uri, vscode.languages.getDiagnostics(copy.uri)) : undefined;
 }
 
 /** The language of the file at `uri`: its open document's, else the one VS Code gives it on opening; `plaintext` for a new file. */

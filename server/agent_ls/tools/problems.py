@@ -7,8 +7,8 @@ docs/modes.md "The editor's problems"); deferred, named by ``load_tools`` (``fix
   column 1-based, the column in characters), as the editor last reported them. For a file the session's
   proposal changes, the editor is asked for the problems of the proposed text (``ProblemSource.of_texts``)
   and the result says which are ``new since your edit`` (matched by message, not line); an editor that
-  cannot check a text off disk gets the problems of the file on disk, and the result says they are from
-  before the edit.
+  cannot check a text off disk (or whose language servers did not report on it) gets the problems of the
+  file on disk, and the result says they are from before the edit.
 - ``path`` a folder (``.``, the default: the workspace): the files with problems under it, in path order,
   one ``path: 2 errors, 1 warning`` line each, at most ``MAX_FILES`` (100) files, then the totals.
 
@@ -60,13 +60,13 @@ def problems_tool(source: ProblemSource) -> Tool[Any]:
         if rel not in edited:
             return ToolOutput(_listing(before, f"no problems reported for {rel}"))
         checked = await source.of_texts({rel: edited[rel]})
-        if checked is None:
+        if checked is None or rel not in checked:  # no editor that checks texts, or none checked this one
             note = (
                 f"(the problems of {rel} on disk, before your proposed edit: "
-                "the editor cannot check a text that is not saved)"
+                "the editor could not check your proposed text)"
             )
             return ToolOutput(note + "\n" + _listing(before, "none"))
-        after = checked.get(rel, FileProblems(rel, ()))
+        after = checked[rel]
         new = new_since(before.problems, after.problems)
         gone = len(before.problems) - (len(after.problems) - len(new))
         lines = [f"Problems of your proposed {rel} (checked by the editor):", _listing(after, "none")]

@@ -116,8 +116,13 @@ async def test_an_editor_that_cannot_check_a_text_gives_the_problems_on_disk_and
     harness = _harness(source)
     harness.workspace.pending["src/app.py"] = "import sys\n"
     assert await harness.text("problems", {"path": "src/app.py"}) == (
-        "(the problems of src/app.py on disk, before your proposed edit: the editor cannot check a text that "
-        "is not saved)\nsrc/app.py:1:1 warning Ruff F401: `os` imported but unused"
+        "(the problems of src/app.py on disk, before your proposed edit: the editor could not check your "
+        "proposed text)\nsrc/app.py:1:1 warning Ruff F401: `os` imported but unused"
+    )
+    # An editor whose language servers did not report on the text leaves it out of its answer: the same.
+    source.checked = {}
+    assert (await harness.text("problems", {"path": "src/app.py"})).startswith(
+        "(the problems of src/app.py on disk"
     )
 
 

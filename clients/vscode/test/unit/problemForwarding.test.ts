@@ -149,7 +149,10 @@ test('diagnostics of a checked text settle 300 ms after their last change, or af
     return { dispose: () => (disposed += 1) };
   };
   let done = false;
-  const quiet = settled(subscribe, clock).then(() => (done = true));
+  const quiet = settled(subscribe, clock).then((heard) => {
+    done = true;
+    return heard;
+  });
   listener!();
   clock.advance(QUIET_MS - 1);
   listener!();
@@ -157,7 +160,7 @@ test('diagnostics of a checked text settle 300 ms after their last change, or af
   await Promise.resolve();
   assert.equal(done, false);
   clock.advance(1);
-  await quiet;
+  assert.equal(await quiet, true);
   assert.equal(clock.now, 2 * QUIET_MS - 1);
   assert.equal(disposed, 1);
 
@@ -167,7 +170,14 @@ test('diagnostics of a checked text settle 300 ms after their last change, or af
     listener!();
     clock.advance(QUIET_MS / 2);
   }
-  await chatty;
+  assert.equal(await chatty, true);
   assert.equal(clock.now - start >= MAX_WAIT_MS, true);
   assert.equal(disposed, 2);
+
+  // No language server reported on the text: "not checked", after 2 s.
+  const silent = settled(subscribe, clock);
+  const began = clock.now;
+  clock.advance(MAX_WAIT_MS);
+  assert.equal(await silent, false);
+  assert.equal(clock.now - began, MAX_WAIT_MS);
 });
