@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from agent_ls.assembly import assemble_session
 from agent_ls.core.compaction import Compactor
 from agent_ls.core.events import Event, RunEnded, ToolCallFinished, VerdictGiven
 from agent_ls.core.messages import (
@@ -23,7 +24,7 @@ from agent_ls.core.messages import (
     UserMessage,
 )
 from agent_ls.core.plan import PLAN_MODE_NOTE, Plan
-from agent_ls.core.ports import CommandResult
+from agent_ls.core.ports import DENIED, Approval, ApprovalRequest, CommandResult
 from agent_ls.policy.engine import PLAN_RULE, PermissionPolicy
 from agent_ls.sessions.history import history
 from agent_ls.sessions.saved import replay
@@ -54,6 +55,11 @@ class Tools:
     async def execute(self, call: ToolCall, emit: object) -> ToolResultMessage:
         self.calls.append(call.name)
         return ToolResultMessage(call.call_id, call.name, "ran")
+
+
+class NobodyAsked:
+    async def ask(self, request: ApprovalRequest) -> Approval:
+        return DENIED
 
 
 class NoRunner:
@@ -201,3 +207,23 @@ async def test_the_approved_plan_survives_a_compaction() -> None:
     await compactor.compact(conversation, [], SummaryModel(), force=True)
     kept = "\n".join(m.text for m in conversation if isinstance(m, UserMessage))
     assert "The user approved this plan" in kept and "1. Change the divisor" in kept
+
+
+async def test_a_commands_changes_stay_out_of_the_proposal_in_a_plan_run(tmp_path: Path) -> None:
+    """The shell runner asks the policy before a command's change enters the proposal: in plan mode no
+    change does, even one from a command the policy would not have let run (here run directly)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("one\n")
+    session = assemble_session(root=root, approver=NobodyAsked(), environ={})
+    try:
+        session.policy.plan_mode = True
+        refused = await session.runner.run("echo two > a.txt && echo new > b.txt", timeout_s=30)
+        assert refused.changed_paths == () and session.proposal() == []
+        session.policy.plan_mode = False
+        brought = await session.runner.run("echo three > a.txt", timeout_s=30)
+        assert brought.changed_paths == ("a.txt",)
+        assert [change.path for change in session.proposal()] == ["a.txt"]
+    finally:
+        session.close()
+    assert (root / "a.txt").read_text() == "one\n"
