@@ -81,7 +81,9 @@ async def test_forwarded_diagnostics_reach_the_model(
     )
     await _start(client, workspace, model_server)
     stats = (workspace / "stats.py").as_uri()
-    _send_problems(client, [{"uri": stats, "diagnostics": [DIVISION, OWN_FINDING]}])
+    # A malformed entry (no range) is skipped; the other files of the notification are kept.
+    malformed = {"uri": (workspace / "bad.py").as_uri(), "diagnostics": [{"message": "no range"}]}
+    _send_problems(client, [malformed, {"uri": stats, "diagnostics": [DIVISION, OWN_FINDING]}])
     _send_problems(client, [{"uri": (workspace / "test_stats.py").as_uri(), "diagnostics": [UNUSED]}])
     # A later notification replaces a file's problems; an empty list forgets them.
     _send_problems(client, [{"uri": (workspace / "gone.py").as_uri(), "diagnostics": [UNUSED]}])
@@ -97,6 +99,7 @@ async def test_forwarded_diagnostics_reach_the_model(
     assert "test_stats.py: 1 warning\n" in summary
     assert "2 files: 1 error, 1 warning" in summary
     assert "gone.py" not in summary
+    assert "bad.py" not in summary
     listing = _result(last, "call_file")
     assert (
         "stats.py:3:12 error Pylance reportOffByOne: Possible off-by-one: divides by len(values) - 1"

@@ -44,21 +44,24 @@ def initialize(ls: AgentLanguageServer, params: t.InitializeParams) -> None:
 
 
 def did_change_problems(ls: AgentLanguageServer, params: Any) -> None:
-    """``agent/didChangeProblems``: replace the listed files' problems (module docstring). A malformed
-    notification is logged and ignored (a notification has no error reply)."""
+    """``agent/didChangeProblems``: replace the listed files' problems (module docstring). A file whose
+    entry is malformed is logged and skipped, the others are kept (a notification has no error reply)."""
     raw = _plain(params)
-    for file in raw.get("files") or [] if isinstance(raw, dict) else []:
-        if isinstance(file, dict) and file.get("diagnostics") == {}:
-            file["diagnostics"] = []  # Lua's empty table: Neovim's JSON writes it as an object
-    try:
-        parsed = p.DidChangeProblemsParams.model_validate(raw)
-    except ValidationError as exc:
-        log.warning("agent/didChangeProblems ignored: %s", " ".join(str(exc).split())[:300])
+    files = raw.get("files") if isinstance(raw, dict) else None
+    if not isinstance(files, list):
+        log.warning("agent/didChangeProblems ignored: no files list")
         return
     store = ls.state.problems
     store.forwarded = True
-    for file in parsed.files:
-        store.replace(file.uri, file.diagnostics)
+    for file in files:
+        if isinstance(file, dict) and file.get("diagnostics") == {}:
+            file["diagnostics"] = []  # Lua's empty table: Neovim's JSON writes it as an object
+        try:
+            parsed = p.FileDiagnostics.model_validate(file)
+        except ValidationError as exc:
+            log.warning("agent/didChangeProblems: a file ignored: %s", " ".join(str(exc).split())[:300])
+            continue
+        store.replace(parsed.uri, parsed.diagnostics)
 
 
 def _plain(value: Any) -> Any:

@@ -54,4 +54,4 @@ def test_neovim_forwards_its_diagnostics_with_the_documented_snippet(
     assert "stats.py:8:12 error pyright: Possible off-by-one" in tools["c2"], run.report
     assert "our own finding" not in str(model_server.requests[-1])
     # The empty buffer's list went out as Lua's empty table ({}), and was read as an empty list.
-    assert "agent/didChangeProblems ignored" not in run.report, run.report
+    assert "agent/didChangeProblems: a file ignored" not in run.report, run.report
