@@ -102,3 +102,11 @@ def test_the_texts_the_model_and_the_user_read() -> None:
         "  - rm -rf build: not run: Blocked"
     )
     assert report_text([], ()) == ""
+
+
+async def test_a_check_that_changes_files_changes_the_proposal_like_a_bash_call() -> None:
+    changed = CommandResult(exit_code=0, output="reformatted", changed_paths=("a.py",))
+    harness = make_harness(replies=["once"], results=[changed])
+    (result,) = await AcceptanceChecks(harness.registry, ["ruff format ."]).run(harness.events.append)
+    assert result.passed
+    assert [e for e in harness.events if isinstance(e, ProposalChanged)] == [ProposalChanged(paths=())]
