@@ -40,11 +40,9 @@ def test_passing_and_denied_checks_are_shown_next_to_the_proposal(tmp_path: Path
     assert report.splitlines()[:5] == [
         "Acceptance checks:",
         f"  ✓ {CHECK} (exit code 0)",
-        "  – rm -rf build (not run: Blocked by policy (bash: rm * (built-in)): rm -rf build. Do not retry it "
-        "or a variant of it; suggest an alternative, or ask the user to run it themselves.)",
+        "  – rm -rf build (not run)",
         "Not verified:",
-        "  - rm -rf build: not run: Blocked by policy (bash: rm * (built-in)): rm -rf build. Do not retry it "
-        "or a variant of it; suggest an alternative, or ask the user to run it themselves.",
+        "  - rm -rf build: not run: Blocked by policy (bash: rm * (built-in)): rm -rf build.",
     ]
 
 

@@ -116,11 +116,11 @@ def not_verified(results: Sequence[CheckResult]) -> tuple[str, ...]:
 
 
 def check_line(result: CheckResult) -> str:
-    """``✓ pytest -q (exit code 0)``, ``✗ ruff check (timed out)``, ``– rm -rf build (not run: …)``; the
-    command and reason as given (callers escape them for a terminal)."""
+    """``✓ pytest -q (exit code 0)``, ``✗ ruff check (timed out)``, ``– rm -rf build (not run)`` (why is in
+    ``not_verified``); the command as given (callers escape it for a terminal)."""
     command = " ".join(result.command.split())
     if result.not_run:
-        return f"– {command} (not run: {result.not_run})"
+        return f"– {command} (not run)"
     return f"{'✓' if result.passed else '✗'} {command} ({_code(result)})"
 
 

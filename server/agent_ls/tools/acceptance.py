@@ -18,7 +18,7 @@ from agent_ls.core.checks import CheckResult, output_tail
 from agent_ls.core.events import EventSink
 from agent_ls.core.ports import CommandResult
 from agent_ls.instructions.activation import SkillActivations
-from agent_ls.tools.registry import ToolRegistry
+from agent_ls.tools.registry import RETRY_ADVICE, ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,8 @@ class AcceptanceChecks:
 
     def _result(self, command: str, outcome: CommandResult | str) -> CheckResult:
         if isinstance(outcome, str):
-            reason = " ".join(self._redact(outcome).split())
+            # The refusal the model would read, without the advice meant for it.
+            reason = " ".join(self._redact(outcome.removesuffix(RETRY_ADVICE)).split())
             return CheckResult(command, passed=False, exit_code=None, output_tail=reason, not_run=reason)
         tail = self._redact(output_tail(outcome.output))  # its end is the output's end (head + tail cap)
         if outcome.timed_out:

@@ -72,6 +72,10 @@ log = logging.getLogger(__name__)
 PATH_REFUSED_RULE = "workspace: path refused"
 SKILL_RULE = "skill: loading a skill's instructions is read-only"
 SESSION_RULE = "session: acts on the session's own state"
+RETRY_ADVICE = (
+    "Do not retry it or a variant of it; suggest an alternative, or ask the user to run it themselves."
+)
+"""What a policy refusal tells the model after the rule and the subject."""
 NUL_REFUSAL = "an argument holds a NUL character (\\0), which no path, pattern or command can hold; remove it"
 
 
@@ -290,10 +294,7 @@ class ToolRegistry:
             decision = self._policy.check_path(rel, write=tool.permission == "edit")
         if decision.verdict == "deny":
             emit(VerdictGiven(call_id, tool.name, "deny", decision.rule, decision.subject))
-            return (
-                f"Blocked by policy ({decision.rule}): {decision.subject}. Do not retry it or a variant "
-                "of it; suggest an alternative, or ask the user to run it themselves."
-            ), None
+            return f"Blocked by policy ({decision.rule}): {decision.subject}. {RETRY_ADVICE}", None
         if decision.verdict == "allow":
             emit(VerdictGiven(call_id, tool.name, "allow", decision.rule, decision.subject))
             return None, rel

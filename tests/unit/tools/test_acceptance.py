@@ -97,7 +97,7 @@ def test_the_texts_the_model_and_the_user_read() -> None:
         "Acceptance checks:\n"
         "  ✗ pytest -q (exit code 1)\n"
         "      1 failed\n"
-        "  – rm -rf build (not run: Blocked)\n"
+        "  – rm -rf build (not run)\n"
         "Not verified:\n"
         "  - rm -rf build: not run: Blocked"
     )
