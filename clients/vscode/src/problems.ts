@@ -5,12 +5,19 @@
  *   (`vscode.languages.getDiagnostics`), with `agent/didChangeProblems`: a snapshot once the server
  *   runs, then the changed files, debounced (`problemForwarding.ts` decides what and when);
  * - `problemsOfText`: answers the server's `agent/problemsOfText` for the agent's proposed texts, which
- *   are not on disk: each text is opened as an untitled document in the original file's language, so
- *   the same language servers check it; its diagnostics are read once they settle (at most 2 s) and
- *   returned under the original URI. A text no language server reported on is left out of the answer
- *   (not checked), never answered as "no problems". VS Code has no API to close a document that was never shown: the
- *   untitled copy is left to VS Code, which drops it once unused; it never appears as a tab.
+ *   are not on disk: each text is written to a file of the same name in a new temporary folder (outside
+ *   the workspace, so it is never forwarded back) and shown in a tab of its own without taking the focus,
+ *   so the language servers of that file type check it (VS Code's JSON, CSS and HTML servers report only
+ *   on documents shown in a tab: pull diagnostics); its diagnostics are read once they settle (at most
+ *   2 s) and returned under the original URI; then the tab is closed and the folder deleted. A text no
+ *   language server reported on is left out of the answer (not checked), never answered as "no
+ *   problems". (An untitled document was tried first: VS Code kept it as a dirty tab that asks to be
+ *   saved.)
  */
+
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 
 import * as vscode from 'vscode';
 import { type LanguageClient, NotificationType, RequestType } from 'vscode-languageclient/node';
@@ -67,28 +74,42 @@ export async function problemsOfText(params: ProblemsOfTextParams): Promise<Prob
 
 async function problemsOfOneText(file: TextOfFile): Promise<FileDiagnostics | undefined> {
   const original = vscode.Uri.parse(file.uri);
-  const language = await languageOf(original);
-  const copy = await vscode.workspace.openTextDocument({ language, content: file.text });
-  const key = copy.uri.toString();
-  const heard = await settled((listener) =>
-    vscode.languages.onDidChangeDiagnostics((event) => {
-      if (event.uris.some((uri) => uri.toString() === key)) {
-        listener();
-      }
-    }),
-  );
-  return heard ? fileDiagnostics(file.uri, vscode.languages.getDiagnostics(copy.uri)) : undefined;
+  const folder = await mkdtemp(join(tmpdir(), 'agent-ls-check-'));
+  try {
+    const copy = vscode.Uri.file(join(folder, basename(original.path) || 'proposed'));
+    await writeFile(copy.fsPath, file.text, 'utf8');
+    const key = copy.toString();
+    let opened: vscode.TextDocument | undefined;
+    const heard = await settled((listener) => {
+      const subscription = vscode.languages.onDidChangeDiagnostics((event) => {
+        if (event.uris.some((uri) => uri.toString() === key)) {
+          listener();
+        }
+      });
+      void vscode.workspace
+        .openTextDocument(copy)
+        .then((document) => {
+          opened = document;
+          return vscode.window.showTextDocument(document, { preview: false, preserveFocus: true });
+        })
+        .then(undefined, () => undefined); // not shown: the servers that check hidden documents still do
+      return subscription;
+    });
+    const found = heard ? fileDiagnostics(file.uri, vscode.languages.getDiagnostics(copy)) : undefined;
+    await closeTabs(opened?.uri ?? copy);
+    return found;
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
 }
 
-/** The language of the file at `uri`: its open document's, else the one VS Code gives it on opening; `plaintext` for a new file. */
-async function languageOf(uri: vscode.Uri): Promise<string> {
-  const open = vscode.workspace.textDocuments.find((document) => document.uri.toString() === uri.toString());
-  if (open) {
-    return open.languageId;
-  }
-  try {
-    return (await vscode.workspace.openTextDocument(uri)).languageId;
-  } catch {
-    return 'plaintext';
+/** Closes the tabs showing `uri`, if any (VS Code may show a document the extension only opened). */
+async function closeTabs(uri: vscode.Uri): Promise<void> {
+  const key = uri.toString();
+  const tabs = vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .filter((tab) => tab.input instanceof vscode.TabInputText && tab.input.uri.toString() === key);
+  if (tabs.length > 0) {
+    await vscode.window.tabGroups.close(tabs, true);
   }
 }

@@ -21,6 +21,8 @@
 #   AGENT_LS_E2E_ANSWER    the permission answer the driver picks: "Allow once" (default) or "Deny"
 #   AGENT_LS_E2E_KEEP=1    keep the run directory (workspace, logs, recorded model requests)
 #   AGENT_LS_E2E_HEADED=1  show the browser (needs a display)
+#   AGENT_LS_E2E_DRIVER    another scenario's driver in e2e/ (problems_driver.mjs: the editor's problems reach
+#                          the model), with AGENT_LS_E2E_MODEL its scripted model (problems_model_server.py)
 # Runs as root with no stdin (CI=true). Everything it starts is killed on exit; it exits non-zero on failure.
 set -euo pipefail
 
@@ -217,7 +219,7 @@ do_run() {
   fi
 
   # The scripted model: an OpenAI-compatible server on a free port (written to model.port).
-  setsid "$PYTHON" "$E2E/model_server.py" --port-file "$RUN_DIR/model.port" \
+  setsid "$PYTHON" "$E2E/${AGENT_LS_E2E_MODEL:-model_server.py}" --port-file "$RUN_DIR/model.port" \
     --requests "$RUN_DIR/requests.json" </dev/null >"$logs/model-server.log" 2>&1 &
   PIDS+=($!)
   wait_for 20 "model server" test -s "$RUN_DIR/model.port"
@@ -276,6 +278,9 @@ PY
 
   local t_drive; t_drive=$(now)
   local shots=${AGENT_LS_E2E_SHOTS:-$E2E/screenshots} driver=driver.mjs
+  if [[ -n "${AGENT_LS_E2E_DRIVER:-}" ]]; then  # another scenario, with its own scripted model
+    driver=$AGENT_LS_E2E_DRIVER; shots=${AGENT_LS_E2E_SHOTS:-$E2E/screenshots/${driver%.mjs}}
+  fi
   ((BUNDLED)) && { shots=${AGENT_LS_E2E_SHOTS:-$E2E/screenshots/bundled}; driver=driver_bundled.mjs; }
   E2E_URL="http://127.0.0.1:$cs_port/" E2E_WORKSPACE="$ws" E2E_REQUESTS="$RUN_DIR/requests.json" \
     E2E_SHOTS="$shots" E2E_LOGS="$RUN_DIR/data/logs" \
