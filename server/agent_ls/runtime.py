@@ -427,7 +427,11 @@ class Session:
         if self.problems is None:
             return None
         proposal = self.overlay.proposal
-        return AnswerRecheck(self.problems, lambda: {c.path: c.new_text for c in proposal()}).after_answer
+
+        def edits() -> dict[str, tuple[str, str]]:
+            return {change.path: (change.base_text, change.new_text) for change in proposal()}
+
+        return AnswerRecheck(self.problems, edits).after_answer
 
     def _observed(self, opener: ModelOpener | None) -> ModelOpener | None:
         """``opener`` whose client shows each request (``show_request``) like the run's own model."""

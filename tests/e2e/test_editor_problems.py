@@ -115,12 +115,17 @@ async def test_an_edited_file_s_problems_are_fetched_again_from_the_editor(
 
     @client.feature("agent/problemsOfText")
     def _problems_of_text(params: Any) -> dict[str, Any]:
-        """The editor's language servers on the proposed text: the division is fixed, a new error came."""
+        """The editor's language servers on a text: the text on disk has the division; the proposed one
+        fixes it and brings a new error. Both have a problem of the checked copy itself (an import it cannot
+        resolve), which is therefore never new."""
         checked.append(params)
         (file,) = params.files
+        copy = {**UNUSED, "severity": 1, "source": "Pylance", "code": None, "message": "cannot resolve"}
+        if FIXED not in file.text:
+            return {"files": [{"uri": file.uri, "diagnostics": [copy, DIVISION]}]}
         new = {**UNUSED, "severity": 1, "source": "Pylance", "code": None}
         new["message"] = '"mean2" is not defined'
-        return {"files": [{"uri": file.uri, "diagnostics": [new, OWN_FINDING]}]}
+        return {"files": [{"uri": file.uri, "diagnostics": [copy, new, OWN_FINDING]}]}
 
     model_server.steps.extend(
         [
@@ -138,15 +143,19 @@ async def test_an_edited_file_s_problems_are_fetched_again_from_the_editor(
     ended = await run_ended(client, field(result, "sessionId"))
     assert field(ended, "status") == "done", field(ended, "reason")
 
-    # Asked twice: by the problems call, then when the model answered (the answer did not end the run).
-    assert len(checked) == 2
+    # Asked for the text on disk and the proposed one, by the problems call, then again when the model
+    # answered (the answer did not end the run).
+    assert len(checked) == 4
+    texts = []
     for request in checked:
         (file,) = request.files
         assert file.uri == stats
-        assert FIXED in file.text
+        texts.append(FIXED in file.text)
+    assert sorted(texts) == [False, False, True, True]
     after = _result(model_server.requests[2], "call_after")
-    assert after.splitlines()[:5] == [
+    assert after.splitlines()[:6] == [
         "Problems of your proposed stats.py (checked by the editor):",
+        "stats.py:1:1 error Pylance: cannot resolve",
         'stats.py:1:1 error Pylance: "mean2" is not defined',
         "new since your edit: 1:",
         'stats.py:1:1 error Pylance: "mean2" is not defined',

@@ -12,6 +12,7 @@ before and after an edit by what they say, not where (``new_since``): an edit sh
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -121,12 +122,32 @@ def new_since(before: Sequence[Problem], after: Sequence[Problem]) -> list[Probl
     return new
 
 
+async def check_edits(
+    source: ProblemSource, edits: Mapping[str, tuple[str, str]]
+) -> dict[str, tuple[FileProblems, FileProblems]] | None:
+    """The editor's problems of each edited file before and after the edit, both checked the same way.
+
+    ``edits`` maps a path to ``(base_text, new_text)`` (``FileChange``: the text the edit is based on, the
+    proposed one). Both texts are sent to the editor (``of_texts``, concurrently), so what the way of
+    checking adds to both (a copy checked outside the workspace cannot resolve its imports) cancels out in
+    ``new_since``. Returns ``{path: (before, after)}`` for the files the editor checked in both versions,
+    or None when it cannot check texts.
+    """
+    befores, afters = await asyncio.gather(
+        source.of_texts({path: texts[0] for path, texts in edits.items()}),
+        source.of_texts({path: texts[1] for path, texts in edits.items()}),
+    )
+    if befores is None or afters is None:
+        return None
+    return {path: (befores[path], afters[path]) for path in edits if path in befores and path in afters}
+
+
 class AnswerRecheck:
     """When the model answers, the editor's problems of the files the run edited, fetched again: the new
     ones go back to the model before the run may end.
 
-    Order, at each answer (``after_answer``): the proposal's files (path → proposed text) are sent to the
-    editor (``ProblemSource.of_texts``); the problems each has that its file on disk did not
+    Order, at each answer (``after_answer``): the proposal's files are checked by the editor before and
+    after the edit (``check_edits``); the problems each has after that it did not have before
     (``new_since``), errors and warnings only, are the feedback. Nothing is said (None) when the run
     edited nothing, the editor never forwarded problems or cannot check a text, nothing is new, this
     very proposal was checked already, or ``MAX_ROUNDS`` (2) answers of the run were sent back already:
@@ -134,15 +155,15 @@ class AnswerRecheck:
 
     Args:
         source: the editor's problems.
-        proposal: the proposed texts, ``{path: text}`` (workspace-relative POSIX paths).
+        proposal: the edited files, ``{path: (base_text, new_text)}`` (workspace-relative POSIX paths).
     """
 
     MAX_ROUNDS = 2
 
-    def __init__(self, source: ProblemSource, proposal: Callable[[], Mapping[str, str]]) -> None:
+    def __init__(self, source: ProblemSource, proposal: Callable[[], Mapping[str, tuple[str, str]]]) -> None:
         self._source = source
         self._proposal = proposal
-        self._checked: frozenset[tuple[str, str]] = frozenset()
+        self._checked: frozenset[tuple[str, tuple[str, str]]] = frozenset()
         self.rounds = 0
 
     async def after_answer(self) -> str | None:
@@ -157,12 +178,13 @@ class AnswerRecheck:
         ):
             return None
         self._checked = state
-        checked = await self._source.of_texts(texts)
+        checked = await check_edits(self._source, texts)
         if checked is None:
             return None
         lines: list[str] = []
         for path in sorted(checked):
-            new = new_since(self._source.of_file(path).problems, checked[path].problems)
+            before, after = checked[path]
+            new = new_since(before.problems, after.problems)
             lines.extend(problem_line(path, p) for p in new if p.severity in ("error", "warning"))
         if not lines:
             return None

@@ -5,8 +5,9 @@ docs/modes.md "The editor's problems"); deferred, named by ``load_tools`` (``fix
 
 - ``path`` a file: its problems, one ``path:line:col severity source: message`` line each (line and
   column 1-based, the column in characters), as the editor last reported them. For a file the session's
-  proposal changes, the editor is asked for the problems of the proposed text (``ProblemSource.of_texts``)
-  and the result says which are ``new since your edit`` (matched by message, not line); an editor that
+  proposal changes, the editor is asked for the problems of the proposed text and of the text the edit
+  was based on (``core.problems.check_edits``: both checked the same way) and the result says which are
+  ``new since your edit`` (matched by message, not line); an editor that
   cannot check a text off disk (or whose language servers did not report on it) gets the problems of the
   file on disk, and the result says they are from before the edit.
 - ``path`` a folder (``.``, the default: the workspace): the files with problems under it, in path order,
@@ -21,7 +22,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_ls.core.problems import FileProblems, ProblemSource, new_since, problem_line, severity_counts
+from agent_ls.core.problems import (
+    FileProblems,
+    ProblemSource,
+    check_edits,
+    new_since,
+    problem_line,
+    severity_counts,
+)
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
 NAME = "problems"
@@ -55,18 +63,18 @@ def problems_tool(source: ProblemSource) -> Tool[Any]:
             return ToolOutput(NOT_FORWARDED)
         if rel == "." or ctx.workspace.is_dir(rel):
             return ToolOutput(_summary(source, rel, ctx))
-        edited = {change.path: change.new_text for change in ctx.workspace.proposal()}
-        before = source.of_file(rel)
+        edited = {change.path: (change.base_text, change.new_text) for change in ctx.workspace.proposal()}
+        on_disk = source.of_file(rel)
         if rel not in edited:
-            return ToolOutput(_listing(before, f"no problems reported for {rel}"))
-        checked = await source.of_texts({rel: edited[rel]})
+            return ToolOutput(_listing(on_disk, f"no problems reported for {rel}"))
+        checked = await check_edits(source, {rel: edited[rel]})
         if checked is None or rel not in checked:  # no editor that checks texts, or none checked this one
             note = (
                 f"(the problems of {rel} on disk, before your proposed edit: "
                 "the editor could not check your proposed text)"
             )
-            return ToolOutput(note + "\n" + _listing(before, "none"))
-        after = checked[rel]
+            return ToolOutput(note + "\n" + _listing(on_disk, "none"))
+        before, after = checked[rel]
         new = new_since(before.problems, after.problems)
         gone = len(before.problems) - (len(after.problems) - len(new))
         lines = [f"Problems of your proposed {rel} (checked by the editor):", _listing(after, "none")]

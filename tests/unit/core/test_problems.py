@@ -31,8 +31,11 @@ class Source:
         return list(self.disk.values())
 
     async def of_texts(self, texts: Mapping[str, str]) -> dict[str, FileProblems] | None:
+        """``checked`` is by text: the editor's problems of each text it checks (the base text "base")."""
         self.asked += 1
-        return self.checked
+        if self.checked is None:
+            return None
+        return {path: self.checked[text] for path, text in texts.items() if text in self.checked}
 
 
 def test_lines_counts_and_matching_by_what_a_problem_says() -> None:
@@ -46,10 +49,10 @@ def test_lines_counts_and_matching_by_what_a_problem_says() -> None:
 
 
 async def test_the_answer_goes_back_with_the_new_errors_once_per_proposal() -> None:
-    source = Source(
-        {"a.py": FileProblems("a.py", (OLD,))}, {"a.py": FileProblems("a.py", (MOVED, NEW, HINT))}
-    )
-    texts = {"a.py": "x\n"}
+    before = FileProblems("a.py", (OLD,))
+    after = FileProblems("a.py", (MOVED, NEW, HINT))
+    source = Source({}, {"base": before, "x\n": after, "y\n": after})
+    texts: dict[str, tuple[str, str]] = {"a.py": ("base", "x\n")}
     recheck = AnswerRecheck(source, lambda: texts)
     assert await recheck.after_answer() == (
         "The editor checked your proposed files. New since your edit (from the editor, data):\n"
@@ -57,23 +60,24 @@ async def test_the_answer_goes_back_with_the_new_errors_once_per_proposal() -> N
         "Fix them, or say why they are expected, before you answer again."
     )
     assert await recheck.after_answer() is None  # the same proposal: not asked again
-    texts["a.py"] = "y\n"
+    texts["a.py"] = ("base", "y\n")
     assert await recheck.after_answer() is not None
-    texts["a.py"] = "z\n"
+    texts["a.py"] = ("base", "z\n")
     assert await recheck.after_answer() is None  # at most MAX_ROUNDS answers sent back
-    assert source.asked == 2
+    assert source.asked == 4  # each check asks for the base text and the proposed one
 
 
 async def test_nothing_is_said_without_edits_problems_or_an_editor_that_checks() -> None:
-    nothing_new = Source(
-        {"a.py": FileProblems("a.py", (OLD,))}, {"a.py": FileProblems("a.py", (MOVED, HINT))}
-    )
-    assert await AnswerRecheck(nothing_new, lambda: {"a.py": "x"}).after_answer() is None
+    edit = {"a.py": ("base", "x")}
+    nothing_new = Source({}, {"base": FileProblems("a.py", (OLD,)), "x": FileProblems("a.py", (MOVED, HINT))})
+    assert await AnswerRecheck(nothing_new, lambda: edit).after_answer() is None
     cannot = Source({}, None)
-    assert await AnswerRecheck(cannot, lambda: {"a.py": "x"}).after_answer() is None
-    silent = Source({}, {"a.py": FileProblems("a.py", (NEW,))})
+    assert await AnswerRecheck(cannot, lambda: edit).after_answer() is None
+    unchecked = Source({}, {"base": FileProblems("a.py", ())})  # the proposed text was not checked
+    assert await AnswerRecheck(unchecked, lambda: edit).after_answer() is None
+    silent = Source({}, {"base": FileProblems("a.py", ()), "x": FileProblems("a.py", (NEW,))})
     silent.forwarded = False
-    assert await AnswerRecheck(silent, lambda: {"a.py": "x"}).after_answer() is None
-    unedited = Source({}, {"a.py": FileProblems("a.py", (NEW,))})
+    assert await AnswerRecheck(silent, lambda: edit).after_answer() is None
+    unedited = Source({}, {"x": FileProblems("a.py", (NEW,))})
     assert await AnswerRecheck(unedited, dict).after_answer() is None
     assert (silent.asked, unedited.asked) == (0, 0)

@@ -22,7 +22,8 @@ HINT = Problem(7, 5, "hint", "Pylance", "", "unreachable code")
 
 
 class FakeProblems:
-    """Problems per path, and what the editor says of proposed texts (None: it cannot check them)."""
+    """Problems per path, and what the editor says of a text it checks, by text (``checked`` None: it cannot
+    check texts; a text missing from it: not checked)."""
 
     def __init__(
         self,
@@ -47,7 +48,9 @@ class FakeProblems:
 
     async def of_texts(self, texts: Mapping[str, str]) -> dict[str, FileProblems] | None:
         self.asked.append(dict(texts))
-        return self.checked
+        if self.checked is None:
+            return None
+        return {path: self.checked[text] for path, text in texts.items() if text in self.checked}
 
 
 def _harness(source: FakeProblems) -> Harness:
@@ -92,13 +95,21 @@ async def test_an_edited_file_is_checked_again_and_the_new_problems_named() -> N
     before = FileProblems("src/app.py", (UNUSED, UNDEFINED))
     new = Problem(2, 1, "error", "Pylance", "", '"y" is not defined')
     after = FileProblems("src/app.py", (new, Problem(4, 12, *UNDEFINED.what)))  # the old one moved a line
-    source = FakeProblems({"src/app.py": before}, checked={"src/app.py": after})
+    # The copy the editor checks has a problem of its own (an import it cannot resolve outside the
+    # workspace): before and after the edit alike, so it is not new.
+    unresolved = Problem(1, 8, "error", "Pylance", "", 'Import "os" could not be resolved')
+    checked_before = FileProblems("src/app.py", (unresolved, *before.problems))
+    checked_after = FileProblems("src/app.py", (unresolved, *after.problems))
+    source = FakeProblems(
+        {"src/app.py": before}, checked={"import os\n": checked_before, "import sys\ny\n": checked_after}
+    )
     harness = _harness(source)
     harness.workspace.pending["src/app.py"] = "import sys\ny\n"
     text = await harness.text("problems", {"path": "src/app.py"})
-    assert source.asked == [{"src/app.py": "import sys\ny\n"}]
+    assert source.asked == [{"src/app.py": "import os\n"}, {"src/app.py": "import sys\ny\n"}]
     assert text == (
         "Problems of your proposed src/app.py (checked by the editor):\n"
+        'src/app.py:1:8 error Pylance: Import "os" could not be resolved\n'
         'src/app.py:2:1 error Pylance: "y" is not defined\n'
         'src/app.py:4:12 error Pylance: "x" is not defined\n'
         "new since your edit: 1:\n"
