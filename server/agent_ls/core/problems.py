@@ -150,7 +150,8 @@ class AnswerRecheck:
     after the edit (``check_edits``); the problems each has after that it did not have before
     (``new_since``), errors and warnings only, are the feedback. Nothing is said (None) when the run
     edited nothing, the editor never forwarded problems or cannot check a text, nothing is new, this
-    very proposal was checked already, or ``MAX_ROUNDS`` (2) answers of the run were sent back already:
+    very proposal was checked already, or ``MAX_ROUNDS`` (2) answers of the run were sent back already
+    (at most ``MAX_FILES`` (10) edited files are checked, in path order):
     the model's word then stands, and the ``problems`` tool still shows the rest.
 
     Args:
@@ -159,6 +160,8 @@ class AnswerRecheck:
     """
 
     MAX_ROUNDS = 2
+    MAX_FILES = 10
+    """Files checked at one answer, in path order: each is a pair of checks the editor runs."""
 
     def __init__(self, source: ProblemSource, proposal: Callable[[], Mapping[str, tuple[str, str]]]) -> None:
         self._source = source
@@ -168,7 +171,7 @@ class AnswerRecheck:
 
     async def after_answer(self) -> str | None:
         """The feedback for the model (a user message's text, the problems marked as data), or None."""
-        texts = dict(self._proposal())
+        texts = dict(sorted(self._proposal().items())[: self.MAX_FILES])
         state = frozenset(texts.items())
         if (
             not texts

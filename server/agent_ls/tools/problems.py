@@ -13,7 +13,8 @@ docs/modes.md "The editor's problems"); deferred, named by ``load_tools`` (``fix
 - ``path`` a folder (``.``, the default: the workspace): the files with problems under it, in path order,
   one ``path: 2 errors, 1 warning`` line each, at most ``MAX_FILES`` (100) files, then the totals.
 
-Files whose read the permission policy denies are left out of the summary (as ``grep`` does).
+Files whose read the permission policy denies, and secret files the workspace refuses, are left out of
+the summary (as ``grep`` does).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_ls.core.errors import PathRefused
 from agent_ls.core.problems import (
     FileProblems,
     ProblemSource,
@@ -101,6 +103,15 @@ def _listing(found: FileProblems, empty: str) -> str:
     return "\n".join(lines) or empty
 
 
+def _readable(ctx: ToolContext, path: str) -> bool:
+    """False for a path the workspace refuses (a secret file): not even named in the summary."""
+    try:
+        ctx.workspace.resolve(path)
+    except PathRefused:
+        return False
+    return True
+
+
 def _summary(source: ProblemSource, rel: str, ctx: ToolContext) -> str:
     prefix = "" if rel == "." else rel.rstrip("/") + "/"
     files = [
@@ -109,6 +120,7 @@ def _summary(source: ProblemSource, rel: str, ctx: ToolContext) -> str:
         if found.path.startswith(prefix)
         and found.problems
         and not (ctx.read_denied is not None and ctx.read_denied(found.path))
+        and _readable(ctx, found.path)
     ]
     if not files:
         return "no problems reported" + (f" under {rel}" if prefix else "")

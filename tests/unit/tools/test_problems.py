@@ -77,6 +77,7 @@ async def test_a_folder_s_summary_counts_per_severity() -> None:
             "src/app.py": FileProblems("src/app.py", (UNUSED, UNDEFINED, UNDEFINED)),
             "src/util.py": FileProblems("src/util.py", (HINT,)),
             "README.md": FileProblems("README.md", (UNUSED,)),
+            ".env": FileProblems(".env", (UNUSED,)),  # a secret file: not even named
         }
     )
     harness = _harness(source)
