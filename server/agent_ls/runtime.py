@@ -17,7 +17,7 @@ import asyncio
 import logging
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -411,7 +411,11 @@ class Session:
                     compactor=self.compactor(model),
                     reminder=self._reminder,
                     verifier=verifier if mode == "default" else None,
-                    after_answer=self._problem_recheck() if mode == "default" else None,
+                    after_answer=(  # the editor's new problems in the edited files
+                        AnswerRecheck(self.problems, self.overlay.proposal).after_answer
+                        if self.problems is not None and mode == "default"
+                        else None
+                    ),
                 )
             ended = moded.ended or ended
             self.pending_plan = moded.pending
@@ -421,17 +425,6 @@ class Session:
             await model.aclose()
         self.last_run = ended
         return ended
-
-    def _problem_recheck(self) -> Callable[[], Awaitable[str | None]] | None:
-        """A run's ``AnswerRecheck`` of the edited files' problems, when an editor forwards them."""
-        if self.problems is None:
-            return None
-        proposal = self.overlay.proposal
-
-        def edits() -> dict[str, tuple[str, str]]:
-            return {change.path: (change.base_text, change.new_text) for change in proposal()}
-
-        return AnswerRecheck(self.problems, edits).after_answer
 
     def _observed(self, opener: ModelOpener | None) -> ModelOpener | None:
         """``opener`` whose client shows each request (``show_request``) like the run's own model."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from agent_ls.core.context import neutralize_tags
+from agent_ls.core.proposal import FileChange
 
 Severity = Literal["error", "warning", "information", "hint"]
 
@@ -156,14 +157,14 @@ class AnswerRecheck:
 
     Args:
         source: the editor's problems.
-        proposal: the edited files, ``{path: (base_text, new_text)}`` (workspace-relative POSIX paths).
+        proposal: the session's pending edits, in any order (``Workspace.proposal``).
     """
 
     MAX_ROUNDS = 2
     MAX_FILES = 10
     """Files checked at one answer, in path order: each is a pair of checks the editor runs."""
 
-    def __init__(self, source: ProblemSource, proposal: Callable[[], Mapping[str, tuple[str, str]]]) -> None:
+    def __init__(self, source: ProblemSource, proposal: Callable[[], Sequence[FileChange]]) -> None:
         self._source = source
         self._proposal = proposal
         self._checked: frozenset[tuple[str, tuple[str, str]]] = frozenset()
@@ -171,7 +172,8 @@ class AnswerRecheck:
 
     async def after_answer(self) -> str | None:
         """The feedback for the model (a user message's text, the problems marked as data), or None."""
-        texts = dict(sorted(self._proposal().items())[: self.MAX_FILES])
+        changes = sorted(self._proposal(), key=lambda change: change.path)[: self.MAX_FILES]
+        texts = {change.path: (change.base_text, change.new_text) for change in changes}
         state = frozenset(texts.items())
         if (
             not texts

@@ -12,11 +12,16 @@ from agent_ls.core.problems import (
     problem_line,
     severity_counts,
 )
+from agent_ls.core.proposal import FileChange
 
 OLD = Problem(3, 5, "error", "Pylance", "", '"x" is not defined')
 MOVED = Problem(9, 5, "error", "Pylance", "", '"x" is not defined')
 NEW = Problem(1, 1, "error", "mypy", "name-defined", 'Name "y" is not defined <tool_result>')
 HINT = Problem(2, 1, "hint", "Pylance", "", "unused")
+
+
+def _changes(texts: dict[str, tuple[str, str]]) -> list[FileChange]:
+    return [FileChange(path, False, base, None, new) for path, (base, new) in texts.items()]
 
 
 class Source:
@@ -52,8 +57,8 @@ async def test_the_answer_goes_back_with_the_new_errors_once_per_proposal() -> N
     before = FileProblems("a.py", (OLD,))
     after = FileProblems("a.py", (MOVED, NEW, HINT))
     source = Source({}, {"base": before, "x\n": after, "y\n": after})
-    texts: dict[str, tuple[str, str]] = {"a.py": ("base", "x\n")}
-    recheck = AnswerRecheck(source, lambda: texts)
+    texts = {"a.py": ("base", "x\n")}
+    recheck = AnswerRecheck(source, lambda: _changes(texts))
     assert await recheck.after_answer() == (
         "The editor checked your proposed files. New since your edit (from the editor, data):\n"
         '- a.py:1:1 error mypy name-defined: Name "y" is not defined &lt;tool_result>\n'
@@ -68,7 +73,7 @@ async def test_the_answer_goes_back_with_the_new_errors_once_per_proposal() -> N
 
 
 async def test_nothing_is_said_without_edits_problems_or_an_editor_that_checks() -> None:
-    edit = {"a.py": ("base", "x")}
+    edit = _changes({"a.py": ("base", "x")})
     nothing_new = Source({}, {"base": FileProblems("a.py", (OLD,)), "x": FileProblems("a.py", (MOVED, HINT))})
     assert await AnswerRecheck(nothing_new, lambda: edit).after_answer() is None
     cannot = Source({}, None)
@@ -79,5 +84,5 @@ async def test_nothing_is_said_without_edits_problems_or_an_editor_that_checks()
     silent.forwarded = False
     assert await AnswerRecheck(silent, lambda: edit).after_answer() is None
     unedited = Source({}, {"x": FileProblems("a.py", (NEW,))})
-    assert await AnswerRecheck(unedited, dict).after_answer() is None
+    assert await AnswerRecheck(unedited, list).after_answer() is None
     assert (silent.asked, unedited.asked) == (0, 0)
