@@ -79,7 +79,8 @@ class ProblemSource(Protocol):
     the problems of proposed texts (``{path: text}``) that are not on disk; it returns ``{path:
     FileProblems}`` for the files the editor answered, or None when the editor cannot (it did not announce
     the capability, it failed, or it did not answer within its timeout); it never raises and never waits
-    longer than that timeout.
+    longer than that timeout. ``covers`` says whether some language server of the editor checks files of a
+    path's type.
     """
 
     @property
@@ -88,6 +89,11 @@ class ProblemSource(Protocol):
     def of_file(self, path: str) -> FileProblems: ...
 
     def all_files(self) -> list[FileProblems]: ...
+
+    def covers(self, path: str) -> bool:
+        """Whether the editor reported problems of files of ``path``'s type (its suffix) so far: some
+        language server checks them. Reads memory only."""
+        ...
 
     async def of_texts(self, texts: Mapping[str, str]) -> dict[str, FileProblems] | None: ...
 
@@ -152,7 +158,8 @@ class AnswerRecheck:
     (``new_since``), errors and warnings only, are the feedback. Nothing is said (None) when the run
     edited nothing, the editor never forwarded problems or cannot check a text, nothing is new, this
     very proposal was checked already, or ``MAX_ROUNDS`` (2) answers of the run were sent back already
-    (at most ``MAX_FILES`` (10) edited files are checked, in path order):
+    (at most ``MAX_FILES`` (10) edited files are checked, in path order, and only files of a type the
+    editor reported problems for: ``covers``; no language server, no check and no wait):
     the model's word then stands, and the ``problems`` tool still shows the rest.
 
     Args:
@@ -172,7 +179,8 @@ class AnswerRecheck:
 
     async def after_answer(self) -> str | None:
         """The feedback for the model (a user message's text, the problems marked as data), or None."""
-        changes = sorted(self._proposal(), key=lambda change: change.path)[: self.MAX_FILES]
+        covered = [change for change in self._proposal() if self._source.covers(change.path)]
+        changes = sorted(covered, key=lambda change: change.path)[: self.MAX_FILES]
         texts = {change.path: (change.base_text, change.new_text) for change in changes}
         state = frozenset(texts.items())
         if (

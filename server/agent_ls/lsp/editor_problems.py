@@ -29,7 +29,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from agent_ls.core.problems import SEVERITIES, FileProblems, Problem, problem_line
 from agent_ls.lsp import protocol as p
-from agent_ls.lsp.problem_store import KeptProblems, own_source
+from agent_ls.lsp.problem_store import KeptProblems, kind_of, own_source
 from agent_ls.lsp.state import AgentLanguageServer
 
 log = logging.getLogger(__name__)
@@ -120,6 +120,9 @@ class WorkspaceProblems:
 
     def all_files(self) -> list[FileProblems]:
         return [self._file(rel, kept) for rel, kept in self._ls.state.problems.under(self._root)]
+
+    def covers(self, path: str) -> bool:
+        return kind_of(Path(path)) in self._ls.state.problems.kinds
 
     async def of_texts(self, texts: Mapping[str, str]) -> dict[str, FileProblems] | None:
         if not self._ls.state.problems.checks_texts or not texts:

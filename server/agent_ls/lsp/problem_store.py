@@ -49,6 +49,8 @@ class ProblemStore:
 
     forwarded: bool = False
     checks_texts: bool = False
+    kinds: set[str] = field(default_factory=set)
+    """The file types (``Path.suffix``, else the name) the editor reported problems for so far."""
     _files: OrderedDict[Path, KeptProblems] = field(default_factory=OrderedDict)
 
     def replace(self, uri: str, diagnostics: Sequence[p.WireDiagnostic]) -> None:
@@ -64,6 +66,7 @@ class ProblemStore:
         ranked = sorted(foreign, key=lambda d: d.severity or 1)[:MAX_PER_FILE]
         ranked.sort(key=lambda d: (d.range.start.line, d.range.start.character))
         self._files[path] = KeptProblems(uri, tuple(ranked), len(foreign) - len(ranked))
+        self.kinds.add(kind_of(path))
         while len(self._files) > MAX_FILES:
             self._files.popitem(last=False)
 
@@ -85,3 +88,8 @@ def _path_of(uri: str) -> Path | None:
         return None
     fs = to_fs_path(uri)
     return Path(fs).resolve() if fs else None
+
+
+def kind_of(path: Path) -> str:
+    """A file's type for ``ProblemStore.kinds``: its suffix (``.py``), else its name (``Makefile``)."""
+    return path.suffix.lower() or path.name

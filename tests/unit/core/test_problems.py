@@ -32,6 +32,9 @@ class Source:
     def of_file(self, path: str) -> FileProblems:
         return self.disk.get(path, FileProblems(path, ()))
 
+    def covers(self, path: str) -> bool:
+        return not path.endswith(".txt")
+
     def all_files(self) -> list[FileProblems]:
         return list(self.disk.values())
 
@@ -85,4 +88,9 @@ async def test_nothing_is_said_without_edits_problems_or_an_editor_that_checks()
     assert await AnswerRecheck(silent, lambda: edit).after_answer() is None
     unedited = Source({}, {"x": FileProblems("a.py", (NEW,))})
     assert await AnswerRecheck(unedited, list).after_answer() is None
-    assert (silent.asked, unedited.asked) == (0, 0)
+    # A file type the editor never reported on: no language server checks it, so no check and no wait.
+    uncovered = Source({}, {"base": FileProblems("notes.txt", ()), "x": FileProblems("notes.txt", (NEW,))})
+    assert (
+        await AnswerRecheck(uncovered, lambda: _changes({"notes.txt": ("base", "x")})).after_answer() is None
+    )
+    assert (silent.asked, unedited.asked, uncovered.asked) == (0, 0, 0)

@@ -34,6 +34,7 @@ def test_a_file_s_problems_are_replaced_then_cleared(tmp_path: Path) -> None:
     store.replace(uri, [_diagnostic(2, "second")])
     [(rel, kept)] = store.under(tmp_path)
     assert (rel, [d.message for d in kept.diagnostics]) == ("a.py", ["second"])
+    assert store.kinds == {".py"}  # some language server checks .py files
     store.replace(uri, [])
     assert store.under(tmp_path) == []
 

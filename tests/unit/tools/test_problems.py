@@ -43,6 +43,9 @@ class FakeProblems:
     def of_file(self, path: str) -> FileProblems:
         return self.files.get(path, FileProblems(path, ()))
 
+    def covers(self, path: str) -> bool:
+        return not path.endswith(".txt")
+
     def all_files(self) -> list[FileProblems]:
         return [self.files[path] for path in sorted(self.files)]
 
