@@ -35,7 +35,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agent_ls.config import LoadedConfig, path_policy_for
 from agent_ls.core.compaction import DEFAULT_THRESHOLD
@@ -43,7 +43,6 @@ from agent_ls.core.errors import ConfigError
 from agent_ls.core.events import ModelRole
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import Approver, ModelClient
-from agent_ls.core.problems import ProblemSource
 from agent_ls.instructions.activation import SkillActivations
 from agent_ls.instructions.agent_context import AgentContext, load_agent_context
 from agent_ls.instructions.skills import Skill
@@ -67,6 +66,9 @@ from agent_ls.workspace.paths import PathPolicy
 from agent_ls.workspace.secret_index import SecretIndex
 from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.shell_runner import ShellRunner
+
+if TYPE_CHECKING:  # imported at run time only by an editor's session (start-up of agent-ls run)
+    from agent_ls.core.problems import ProblemSource
 
 NO_ENVIRONMENT = "no model: this session was assembled without an environment to resolve one from"
 

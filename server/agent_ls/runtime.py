@@ -17,9 +17,10 @@ import asyncio
 import logging
 import sys
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_ls.config import LoadedConfig
 from agent_ls.context_report import REMINDER, ContextReport, KnownText, known_texts, measure
@@ -48,7 +49,6 @@ from agent_ls.core.messages import (
 )
 from agent_ls.core.plan import Plan, RunMode
 from agent_ls.core.ports import ModelClient
-from agent_ls.core.problems import AnswerRecheck, ProblemSource
 from agent_ls.core.proposal import FileChange
 from agent_ls.core.reminder import ReminderFacts, reminder_text
 from agent_ls.core.todos import TodoList
@@ -64,7 +64,6 @@ from agent_ls.tools.acceptance import AcceptanceChecks, activated_skill_checks
 from agent_ls.tools.base import OutputKeeper, ToolContext
 from agent_ls.tools.memory import MemoryNotes
 from agent_ls.tools.plan_mode import ModeRun
-from agent_ls.tools.problems import problems_tool
 from agent_ls.tools.registry import ToolRegistry
 from agent_ls.tools.session_tools import deferred_tools, origin_of
 from agent_ls.tools.skill import skill_tool
@@ -73,6 +72,9 @@ from agent_ls.workspace.overlay import Overlay
 from agent_ls.workspace.sandbox import unsandboxed_reason
 from agent_ls.workspace.shadow import ShadowCopy
 from agent_ls.workspace.shell_runner import ShellRunner
+
+if TYPE_CHECKING:  # imported at run time only by an editor's session (start-up of agent-ls run)
+    from agent_ls.core.problems import ProblemSource
 
 log = logging.getLogger(__name__)
 
@@ -212,6 +214,11 @@ class Session:
 
     def _set_skill_tool(self) -> None:
         names = [skill.name for skill in self.context.skills.model_invocable()]
+        problems = []
+        if self.problems is not None:  # an editor's session: agent-ls run never imports it (start-up)
+            from agent_ls.tools.problems import problems_tool
+
+            problems = [problems_tool(self.problems)]
         self.registry.set_extra_tools(
             [skill_tool(self.activations, names)] if names else [],
             deferred_tools(
@@ -220,7 +227,7 @@ class Session:
                 lambda: origin_of(self.session_id, self.history),
                 [
                     *([task_tool(self.subagents)] if self.subagents is not None else []),
-                    *([problems_tool(self.problems)] if self.problems is not None else []),
+                    *problems,
                 ],
                 outputs=self.outputs,
                 outputs_named=self._outputs_named,
@@ -411,11 +418,7 @@ class Session:
                     compactor=self.compactor(model),
                     reminder=self._reminder,
                     verifier=verifier if mode == "default" else None,
-                    after_answer=(  # the editor's new problems in the edited files
-                        AnswerRecheck(self.problems, self.overlay.proposal).after_answer
-                        if self.problems is not None and mode == "default"
-                        else None
-                    ),
+                    after_answer=self._problem_recheck() if mode == "default" else None,
                 )
             ended = moded.ended or ended
             self.pending_plan = moded.pending
@@ -425,6 +428,14 @@ class Session:
             await model.aclose()
         self.last_run = ended
         return ended
+
+    def _problem_recheck(self) -> Callable[[], Awaitable[str | None]] | None:
+        """The editor's new problems in the edited files, when the model answers (an editor's session)."""
+        if self.problems is None:
+            return None
+        from agent_ls.core.problems import AnswerRecheck  # agent-ls run never imports it (start-up)
+
+        return AnswerRecheck(self.problems, self.overlay.proposal).after_answer
 
     def _observed(self, opener: ModelOpener | None) -> ModelOpener | None:
         """``opener`` whose client shows each request (``show_request``) like the run's own model."""
