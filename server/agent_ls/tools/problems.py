@@ -7,9 +7,9 @@ docs/modes.md "The editor's problems"); deferred, named by ``load_tools`` (``fix
   column 1-based, the column in characters), as the editor last reported them. For a file the session's
   proposal changes, the editor is asked for the problems of the proposed text and of the text the edit
   was based on (``core.problems.check_edits``: both checked the same way) and the result says which are
-  ``new since your edit`` (matched by message, not line); an editor that
-  cannot check a text off disk (or whose language servers did not report on it) gets the problems of the
-  file on disk, and the result says they are from before the edit.
+  ``new since your edit`` (matched by message, not line). An editor that cannot check a text off disk (or
+  whose language servers did not report on it) gets the problems of the file on disk, and the result says
+  they are from before the edit.
 - ``path`` a folder (``.``, the default: the workspace): the files with problems under it, in path order,
   one ``path: 2 errors, 1 warning`` line each, at most ``MAX_FILES`` (100) files, then the totals.
 
