@@ -176,12 +176,18 @@ def assemble_session(
         may_propose=lambda rel: policy.check_path(rel, write=True).verdict != "deny",
     )
     nested = context.nested()
+    # One redactor for what the tools return (the model, the transcript, the session file) and what the
+    # harness reads back: the key values of the environment and of the providers' api_key_env, key formats.
+    redact = Redactor.from_environ(
+        environ, [p.api_key_env for p in config.providers.values() if p.api_key_env]
+    ).text
     registry = ToolRegistry(
         sent_tools(),
         policy,
         approver,
         ToolContext(workspace=overlay, runner=runner, instructions=nested),
         tool_timeout_s=tool_timeout_s,
+        redact=redact,
     )
 
     def load_skill_tools(skill: Skill) -> None:
@@ -196,6 +202,7 @@ def assemble_session(
         approver,
         ToolContext(workspace=overlay, runner=runner),
         tool_timeout_s=tool_timeout_s,
+        redact=redact,
     )
     if limits is None:
         limits = editor.loop_limits() if editor is not None else LoopLimits()
@@ -225,7 +232,7 @@ def assemble_session(
         reload_context=reload_context,
         context_generation=context_generation,
         memory=_memory(root, environ) if env is not None else None,
-        redact=Redactor.from_environ(environ).text,
+        redact=redact,
         subagents=Subagents(session_id, str(root), subagent_tools),
         problems=problems,
     )

@@ -4,8 +4,10 @@ Two passes, in order:
 
 1. The value of every environment variable that holds a key: named like a secret (``key_handoff``'s
    ``SECRET_WORDS``: ``OPENAI_API_KEY``, ``GITHUB_TOKEN``), or named by the user config's ``api_key_env``,
-   or handed over at start (``key_handoff.received``). Values shorter than ``MIN_SECRET_CHARS`` are
-   left alone (``1``, ``true`` would redact half the session).
+   or handed over at start (``key_handoff.received``), or named by a provider of the workspace config
+   (``extra_names``). Values shorter than ``MIN_SECRET_CHARS`` are left alone (``1``, ``true`` would
+   redact half the session). A piece of such a value cut by a truncation (its first or its last
+   ``MIN_FRAGMENT_CHARS`` characters or more, at an edge of the text kept) is replaced too.
 2. Common key formats, whatever their origin (``KEY_PATTERNS``: OpenAI, Anthropic, GitHub, AWS access
    key ids, Slack, Google API keys, PEM private keys, ``Bearer`` tokens).
 
@@ -23,6 +25,8 @@ from agent_ls.key_handoff import configured_key_names, received, secret_names
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 8
+MIN_FRAGMENT_CHARS = 12
+"""The shortest head or tail of a known key value replaced on its own (a key cut by a truncation)."""
 
 KEY_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
     (tuple(literal.split("|")), re.compile(pattern))
@@ -55,17 +59,21 @@ class Redactor:
         self._secrets = sorted({s for s in secrets if len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
 
     @classmethod
-    def from_environ(cls, environ: Mapping[str, str]) -> Redactor:
-        """The key values of ``environ`` and of the keys handed over at start (module docstring)."""
+    def from_environ(cls, environ: Mapping[str, str], extra_names: Iterable[str] = ()) -> Redactor:
+        """The key values of ``environ`` and of the keys handed over at start (module docstring);
+        ``extra_names``: more variables holding keys (the ``api_key_env`` of the workspace's providers)."""
         merged = {**environ, **received()}
-        names = secret_names(merged, configured_key_names(environ))
-        return cls(merged[name] for name in names)
+        names = secret_names(merged, configured_key_names(environ) | set(extra_names))
+        return cls(merged[name] for name in names if merged.get(name))
 
     def text(self, text: str) -> str:
-        """``text`` with every known secret and key-shaped string replaced by ``[redacted]``."""
+        """``text`` with every known secret, every cut piece of one (module docstring) and every
+        key-shaped string replaced by ``[redacted]``."""
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
+            if len(secret) > MIN_FRAGMENT_CHARS:
+                text = _cut_pieces(text, secret)
         for literals, pattern in KEY_PATTERNS:
             if any(literal in text for literal in literals):
                 text = pattern.sub(REDACTED, text)
@@ -80,3 +88,37 @@ class Redactor:
         if isinstance(value, list | tuple):
             return [self.value(v) for v in value]
         return value
+
+
+def _cut_pieces(text: str, secret: str) -> str:
+    """``text`` with each run that is a head or a tail of ``secret`` (``MIN_FRAGMENT_CHARS`` or more of
+    its characters) replaced: what is left of a key where a truncation cut it."""
+    head, tail = secret[:MIN_FRAGMENT_CHARS], secret[-MIN_FRAGMENT_CHARS:]
+    if head not in text and tail not in text:
+        return text
+    spans: list[tuple[int, int]] = []
+    start = text.find(head)
+    while start != -1:  # extend forward as long as the text follows the secret
+        end = start + MIN_FRAGMENT_CHARS
+        while end < len(text) and end - start < len(secret) and text[end] == secret[end - start]:
+            end += 1
+        spans.append((start, end))
+        start = text.find(head, end)
+    end = text.find(tail)
+    while end != -1:  # extend backward as long as the text precedes the secret's end
+        stop = end + MIN_FRAGMENT_CHARS
+        begin = end
+        while begin > 0 and stop - begin < len(secret) and text[begin - 1] == secret[-(stop - begin) - 1]:
+            begin -= 1
+        spans.append((begin, stop))
+        end = text.find(tail, stop)
+    out, at = [], 0
+    for begin, stop in sorted(spans):
+        if stop <= at:
+            continue
+        out.append(text[at:begin] if begin > at else "")
+        if begin >= at:
+            out.append(REDACTED)
+        at = stop
+    out.append(text[at:])
+    return "".join(out)

@@ -86,7 +86,8 @@ class AcceptanceChecks:
             # The refusal the model would read, without the advice meant for it.
             reason = " ".join(self._redact(outcome.removesuffix(RETRY_ADVICE)).split())
             return CheckResult(command, passed=False, exit_code=None, output_tail=reason, not_run=reason)
-        tail = self._redact(output_tail(outcome.output))  # its end is the output's end (head + tail cap)
+        # Redacted whole, then cut: a key across the tail's first line would lose its recognisable start.
+        tail = output_tail(self._redact(outcome.output))  # its end is the output's end (head + tail cap)
         if outcome.timed_out:
             return CheckResult(
                 command, passed=False, exit_code=None, output_tail=f"{tail}\n(timed out)".strip()

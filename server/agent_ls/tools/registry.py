@@ -13,7 +13,9 @@
    (a failure to write is logged, and the call still runs once); a "deny" reply's feedback goes back
    to the model in the result; ``VerdictGiven`` carries the final verdict and the deciding rule;
 5. run the tool under ``tool_timeout_s`` (unless it bounds its own work: ``Tool.own_timeout``);
-6. truncate the text centrally (head and tail, with a note of what was omitted); when the session keeps
+6. redact secrets from the whole text (``redact``: known key values and key-shaped strings) before
+   anything cuts, shows, keeps or sends it; truncate the text centrally (head and tail, with a note of
+   what was omitted); when the session keeps
    outputs (``keep_outputs``) and text was lost (the tool's own cut, ``ToolOutput.full_text``, or this
    one), keep the whole text under the call's id (in a worker thread), end the result with the line
    that says how to read it (``read_output.kept_note``) and load ``read_output`` (its schema is sent from
@@ -42,7 +44,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -100,6 +102,8 @@ class ToolRegistry:
         tool_timeout_s: seconds a tool call may take before it is stopped.
         max_output_chars: the longest text the model reads from one call, in characters (the
             omission note comes on top).
+        redact: replaces secrets in a result's text (``sessions.redaction.Redactor.text``), applied
+            to the whole text before it is cut; identity when None.
     """
 
     def __init__(
@@ -111,6 +115,7 @@ class ToolRegistry:
         *,
         tool_timeout_s: float = 60.0,
         max_output_chars: int = 30_000,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self._base = tuple(tools)
         self._tools: dict[str, Tool[Any]] = {}
@@ -125,6 +130,7 @@ class ToolRegistry:
         self._tool_timeout_s = tool_timeout_s
         self._max_output_chars = max_output_chars
         self._keeper: OutputKeeper | None = None
+        self._redact = redact or (lambda text: text)
 
     def keep_outputs(self, keeper: OutputKeeper | None) -> None:
         """Keep the whole text of every result the model reads cut, in ``keeper`` (the session's store,
@@ -184,6 +190,11 @@ class ToolRegistry:
         except Exception as exc:  # a broken port contract; the session must survive it
             log.exception("tool call %s (%s) failed outside the tool", call.call_id, call.name)
             result = _Result(f"Error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        result = replace(  # redacted whole, then cut: a key across a cut loses its recognisable start
+            result,
+            text=self._redact(result.text),
+            full_text=None if result.full_text is None else self._redact(result.full_text),
+        )
         content = well_formed(truncate_middle(result.text, self._max_output_chars))
         if self._keeper is not None and call.name != read_output.NAME:
             content = await self._keep_whole(call.call_id, result, content, self._keeper)

@@ -14,6 +14,7 @@ import codecs
 import contextlib
 import functools
 import os
+import re
 import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -178,6 +179,21 @@ def omission_note(omitted_chars: int, first_line: int, last_line: int, total_lin
     return f"[... {omitted_chars:,} {unit} omitted: {span} of {total_lines:,} ...]"
 
 
+_TOKEN_EDGE_HEAD = re.compile(r"[A-Za-z0-9_\-.=+/]+\Z")
+_TOKEN_EDGE_TAIL = re.compile(r"\A[A-Za-z0-9_\-.=+/]+")
+
+
+def _token_edges(head: str, tail: str, after_head: str, before_tail: str) -> tuple[str, str]:
+    """``head`` without the run of key characters (letters, digits, ``_-.=+/``: every key format's
+    alphabet, base64's too) it ends with, and ``tail`` without the one it starts with, where the cut
+    went through such a run (``after_head``, ``before_tail``: the omitted characters next to them): a
+    word or key the cut went through is left out whole, so no piece of a key without its recognisable
+    start (``sk-``) is shown, where redaction (which runs on the text shown) could not know it for one."""
+    cut_head = _TOKEN_EDGE_HEAD.search(head) if _TOKEN_EDGE_TAIL.match(after_head) else None
+    cut_tail = _TOKEN_EDGE_TAIL.match(tail) if _TOKEN_EDGE_HEAD.search(before_tail) else None
+    return (head[: cut_head.start()] if cut_head else head, tail[cut_tail.end() :] if cut_tail else tail)
+
+
 class _CappedOutput:
     """Decodes a byte stream incrementally and keeps its first and last characters only.
 
@@ -194,6 +210,8 @@ class _CappedOutput:
         self._omitted = 0
         self._omitted_newlines = 0
         self._omitted_ends_newline = False
+        self._after_head = ""  # the first character after the head, once there is one
+        self._before_tail = ""  # the last character dropped before the tail
         self._note = ""
         self._full: bytearray | None = bytearray() if keep_full else None
         self._full_dropped = 0
@@ -233,14 +251,18 @@ class _CappedOutput:
         newlines = head_newlines + self._omitted_newlines + self._tail.count("\n")
         ends_newline = self._tail.endswith("\n") if self._tail else self._omitted_ends_newline
         total = newlines + (0 if ends_newline else 1)
-        note = omission_note(self._omitted, first, last, total)
-        return f"{self._note}{self._head}\n{note}\n{self._tail}"
+        head, tail = _token_edges(self._head, self._tail, self._after_head, self._before_tail)
+        omitted = self._omitted + len(self._head) - len(head) + len(self._tail) - len(tail)
+        note = omission_note(omitted, first, last, total)
+        return f"{self._note}{head}\n{note}\n{tail}"
 
     def _add(self, text: str) -> None:
         room = self._head_chars - len(self._head)
         if room > 0:
             self._head += text[:room]
             text = text[room:]
+        if text and not self._after_head:
+            self._after_head = text[0]
         self._tail += text
         self._trim(self._tail_chars)  # in batches: slicing on every chunk would be quadratic
 
@@ -252,3 +274,4 @@ class _CappedOutput:
             self._omitted += excess
             self._omitted_newlines += dropped.count("\n")
             self._omitted_ends_newline = dropped.endswith("\n")
+            self._before_tail = dropped[-1]
