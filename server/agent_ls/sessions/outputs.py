@@ -26,6 +26,7 @@ from pathlib import Path
 
 from agent_ls.core.context import TOOL_RESULT_TAG
 from agent_ls.sessions.store import SessionFormatError, SessionLog, read_file
+from agent_ls.workspace.private_dirs import make_private
 
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _WRAPPED = re.compile(rf"<{TOOL_RESULT_TAG} [^>\n]*>\n(.*?)\n</{TOOL_RESULT_TAG}>", re.DOTALL)
@@ -60,7 +61,7 @@ class SessionOutputs:
         path = self.folder / output_file_name(call_id)
         partial = path.with_name(f".{path.name}.partial")
         try:
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_private(self.folder)
             fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
             try:
                 view = memoryview(data)

@@ -20,6 +20,8 @@ import fcntl
 import os
 from pathlib import Path
 
+from agent_ls.workspace.private_dirs import make_private
+
 
 class SessionBusy(RuntimeError):
     """Another run of the session holds its lock; the message says which process and what to do."""
@@ -38,7 +40,7 @@ class RunLock:
         if self._fd is not None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_private(self.path.parent)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError:
             return

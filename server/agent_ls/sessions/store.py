@@ -36,6 +36,7 @@ import platformdirs
 
 from agent_ls import __version__
 from agent_ls.sessions.redaction import Redactor
+from agent_ls.workspace.private_dirs import make_private
 
 FORMAT_VERSION = 1
 STATE_DIR_ENV = "AGENT_LS_STATE_DIR"
@@ -112,7 +113,7 @@ class SessionLog:
 
     def _open(self) -> int:
         if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_private(self.path.parent)  # the state dir and sessions/ too: 0700
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":  # a torn line: end it, keep ours whole

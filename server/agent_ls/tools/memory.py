@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_ls.core.errors import ToolError
 from agent_ls.tools.base import Tool, ToolContext, ToolOutput
+from agent_ls.workspace.private_dirs import make_private
 
 MAX_BYTES = 16_000
 """The most the notes file may hold, in UTF-8 bytes (about 4,000 tokens when read)."""
@@ -73,7 +74,7 @@ class MemoryNotes:
                 f"the notes hold {size:,} bytes and this entry {len(entry):,}, over the {MAX_BYTES:,}-byte "
                 "limit; condense them with memory_rewrite first"
             )
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private(self.path.parent)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, entry)  # one write to an O_APPEND file: concurrent sessions never interleave
@@ -89,7 +90,7 @@ class MemoryNotes:
             raise ToolError(
                 f"the new notes are {len(data):,} bytes, over the {MAX_BYTES:,}-byte limit; shorten them"
             )
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private(self.path.parent)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
