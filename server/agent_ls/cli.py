@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import signal
 import sys
@@ -221,8 +222,8 @@ def _main(argv: Sequence[str] | None) -> int:
         print("agent-ls: --max-turns must be at least 1", file=sys.stderr)
         return EXIT_USAGE
     for flag, value in (("--max-tokens", args.max_tokens), ("--max-cost", args.max_cost)):
-        if value is not None and value <= 0:
-            print(f"agent-ls: {flag} must be above 0", file=sys.stderr)
+        if value is not None and not (math.isfinite(value) and value > 0):  # nan > 0 is False, inf is not
+            print(f"agent-ls: {flag} must be above 0 and finite, not {value}", file=sys.stderr)
             return EXIT_USAGE
     if not args.task.strip():
         print("agent-ls: the task is empty; say what the agent should do", file=sys.stderr)
@@ -272,7 +273,10 @@ def _sessions(args: argparse.Namespace) -> int:
         print(f"agent-ls: workspace {args.workspace} is not a directory", file=sys.stderr)
         return EXIT_USAGE
     store = SessionStore.from_environ(os.environ)
-    print(sessions_text(summaries(store, [args.workspace.resolve()]), as_json=args.json))
+    notes: list[str] = []  # a file that cannot be listed (a newer format): said, never silently left out
+    print(sessions_text(summaries(store, [args.workspace.resolve()], notes=notes), as_json=args.json))
+    for note in notes:
+        print(f"agent-ls: {note}", file=sys.stderr)
     return EXIT_DONE
 
 

@@ -271,7 +271,7 @@ async def run_headless(
         return EXIT_USAGE
     try:
         return await _run_locked(
-            session, store, saved, task, focus, client, context_only, apply, mode, checks
+            session, store, saved, task, focus, client, apply, mode, checks
         )
     finally:
         lock.release()
@@ -284,7 +284,6 @@ async def _run_locked(
     task: str,
     focus: Focus,
     client: ModelClient | None,
-    context_only: bool,
     apply: bool,
     mode: RunMode = "default",
     checks: Sequence[str] = (),
@@ -308,7 +307,8 @@ async def _run_locked(
     finally:
         session.close()
     sid = session.session_id
-    if not context_only or saved is not None:
+    recorder.log.flush()
+    if recorder.log.path.is_file():  # not for a run that stored nothing (/context, /compact of nothing)
         print(f"agent-ls: session {sid} (go on with --continue, or --session {sid})", file=sys.stderr)
     changes = session.proposal()
     for change in changes:

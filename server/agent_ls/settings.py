@@ -129,7 +129,7 @@ class EditorSettings(BaseModel):
     models: ModelRoleSettings = Field(default_factory=ModelRoleSettings)
     max_turns: int | None = Field(default=None, alias="maxTurns", ge=1, le=200)
     max_tokens: int | None = Field(default=None, alias="maxTokens", ge=1)
-    max_cost_usd: float | None = Field(default=None, alias="maxCostUsd", gt=0)
+    max_cost_usd: float | None = Field(default=None, alias="maxCostUsd", gt=0, allow_inf_nan=False)
     trace: str = "off"
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
 

@@ -86,7 +86,7 @@ class BudgetConfig(_Table):
     ``max_cost_usd`` (US dollars, from the provider's prices)."""
 
     max_tokens: int | None = Field(default=None, ge=1)
-    max_cost_usd: float | None = Field(default=None, gt=0)
+    max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
 
 class CompactionConfig(_Table):

@@ -194,7 +194,7 @@ class RunParams(_Lenient):
     """Continue this session (in memory or stored, docs/sessions.md); left out, a new one starts."""
     max_tokens: int | None = Field(default=None, ge=1)
     """This run's token budget (input plus output tokens of its model calls); over ``agentLs.maxTokens``."""
-    max_cost_usd: float | None = Field(default=None, gt=0)
+    max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     """This run's cost budget in US dollars; over ``agentLs.maxCostUsd``."""
     mode: RunModeWire = "default"
     """``plan``: read-only tools, edits refused by the policy, the run ends with a ``plan`` (docs/modes.md);

@@ -13,6 +13,7 @@ from typing import Any
 from agent_ls.core.events import EventSink
 from agent_ls.runtime import Session
 from agent_ls.sessions.resume import SessionRecorder, restore
+from agent_ls.sessions.run_lock import is_running
 from agent_ls.sessions.saved import SavedSession, replay
 from agent_ls.sessions.store import SessionFormatError, SessionNotFound, SessionStore
 
@@ -64,18 +65,28 @@ def start_recording(
 
 
 def summaries(
-    store: SessionStore, roots: Sequence[Path], running: AbstractSet[str] = frozenset()
+    store: SessionStore,
+    roots: Sequence[Path],
+    running: AbstractSet[str] = frozenset(),
+    notes: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The ``agent.listSessions`` entries of ``roots``' stored sessions, newest first (unreadable files
-    left out). Blocking."""
+    """The ``agent.listSessions`` entries of ``roots``' stored sessions, newest first. Blocking.
+
+    ``status`` is ``running`` for the ids in ``running`` and for every session whose run lock another
+    process holds (``run_lock.is_running``: an ``agent-ls run`` in a terminal, another editor's server).
+    A file that cannot be listed (unreadable, no header, a newer format) is left out, and one line saying
+    which and why is added to ``notes`` when given; it never hides the other sessions."""
     found: list[dict[str, Any]] = []
     for root in roots:
         for session_id in store.session_ids(root):
             try:
                 saved = replay(store.read(root, session_id))
-            except (SessionNotFound, SessionFormatError):
+            except (SessionNotFound, SessionFormatError) as exc:
+                if notes is not None:
+                    notes.append(f"session {session_id} left out: {exc}")
                 continue
-            found.append(saved.summary(running=session_id in running))
+            busy = session_id in running or is_running(store.path(root, session_id))
+            found.append(saved.summary(running=busy))
     found.sort(key=lambda s: str(s["updatedAt"]), reverse=True)
     return found
 

@@ -3,7 +3,9 @@
 
 What is written, per event of ``core.events`` (docs/sessions.md lists every kind):
 
-- a ``/context`` run writes nothing (it only reads the session);
+- a ``/context`` run writes nothing (it only reads the session), nor does a new session's run that
+  recorded nothing between its start and its end (``/compact`` with no history, a model that cannot be
+  opened): its ``run_start`` is held back (``SessionLog.hold``) and dropped, so no file is created;
 - ``RunStarted`` → ``run_start {run, task, model}``; ``RunEnded`` → ``plan {run, plan}`` when a plan run
   ended with its plan (``core.plan.Plan.wire``), then ``run_end {status, reason, answer,
   usage, usageByRole}`` (and ``notVerified``, the checks not run, when there are any) and an ``fsync``;
@@ -103,7 +105,11 @@ class SessionRecorder:
             return
         if isinstance(event, RunStarted):
             self._runs += 1
-            self.log.append("run_start", {"run": self._runs, "task": event.task, "model": event.model})
+            start = {"run": self._runs, "task": event.task, "model": event.model}
+            if self.log.is_new:  # written with the run's first record: a no-op run leaves no file
+                self.log.hold("run_start", start)
+            else:
+                self.log.append("run_start", start)
         if isinstance(event, ContextCompacted):
             self._compacted(event)
         self._messages()
@@ -137,6 +143,9 @@ class SessionRecorder:
             results = [check_json(result) for result in event.results]
             self.log.append("checks", {"round": event.round, "results": results})
         self._new_approvals_and_skills()
+        if isinstance(event, RunEnded) and self.log.drop_held():
+            self._runs -= 1  # a new session's run that recorded nothing (/compact with no history)
+            return
         if isinstance(event, RunEnded):
             if event.plan is not None:
                 self.log.append("plan", {"run": self._runs, "plan": event.plan.wire()})

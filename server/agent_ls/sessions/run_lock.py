@@ -77,6 +77,33 @@ class RunLock:
         self.release()
 
 
+def is_running(session_file: Path) -> bool:
+    """Whether a run of the session holds its lock now (in any process, this one included), for
+    ``agent-ls sessions`` and ``agent.listSessions`` to say ``running`` rather than ``interrupted``.
+
+    A lock file that is missing or empty (released, or never taken) means no run, without touching the
+    lock. Otherwise a shared ``flock`` is tried without waiting: refused means a run holds it; granted (a
+    holder killed before it could empty the file) is dropped at once. Never raises: an unreadable lock
+    reads as "not running"."""
+    path = session_file.with_suffix(".lock")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        if _read_pid(fd) is None:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        return False
+    finally:
+        os.close(fd)  # drops the shared lock if it was granted
+
+
 def _read_pid(fd: int) -> int | None:
     try:
         text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()

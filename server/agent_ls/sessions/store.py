@@ -15,7 +15,8 @@ no new format version. A file whose ``format`` is newer than ``FORMAT_VERSION`` 
 Durability: a line is written whole with one ``write`` to a file opened ``O_APPEND`` (no user-space
 buffer), so a killed process loses nothing it wrote; ``SessionLog.sync`` (``fsync``) runs at the end of
 each run, for a power cut. On load, a last line without its newline (a write cut short) is ignored, as
-is any line that is not a JSON object; an unfinished run is repaired (``replay.load_session``).
+is any line that is not a JSON object (malformed, nested too deeply for the parser, too big to hold in
+memory: ``line_record``); an unfinished run is repaired (``replay.load_session``).
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ class SessionLog:
     payload (it may hold file texts) and keeps the run going: the store is a record, not the run.
     ``broken`` tells whether a write failed. ``header`` (a new session's first line, not redacted) is
     written just before the first appended line, so the file exists only once something is recorded.
+    ``hold`` keeps one line back until the next ``append`` (``drop_held`` forgets it): a run's start is
+    written only once the run did something, so a run that did nothing leaves no new file behind.
     """
 
     def __init__(self, path: Path, redactor: Redactor, header: Mapping[str, Any] | None = None) -> None:
@@ -105,6 +108,21 @@ class SessionLog:
         self._queue: queue.Queue[tuple[str, str, Mapping[str, Any]] | None] = queue.Queue()
         self._writer: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        self._held: tuple[str, Mapping[str, Any] | None] | None = None
+
+    @property
+    def is_new(self) -> bool:
+        """True while nothing was appended to a new session's log (its file does not exist yet)."""
+        return self._header is not None and self._writer is None and self._held is None
+
+    def hold(self, kind: str, payload: Mapping[str, Any] | None = None) -> None:
+        """Keep ``append(kind, payload)`` back: it is appended just before the next line, or never."""
+        self._held = (kind, payload)
+
+    def drop_held(self) -> bool:
+        """Forget the held line; True when there was one (nothing was appended after it)."""
+        held, self._held = self._held, None
+        return held is not None
 
     @property
     def redactor(self) -> Redactor:
@@ -129,6 +147,9 @@ class SessionLog:
         not be written (``broken`` says why)."""
         if self.broken is not None:
             return False
+        if self._held is not None:
+            (held_kind, held_payload), self._held = self._held, None
+            self.append(held_kind, held_payload)
         with self._start_lock:
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_queued, name="agent-ls-session-log")
@@ -161,9 +182,7 @@ class SessionLog:
 
     def write_line(self, record: Mapping[str, Any]) -> bool:
         """Write ``record`` as it is (no redaction: the header) as one line, now."""
-        data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
-            "utf-8", "surrogatepass"
-        )
+        data = (json_line(record) + "\n").encode("utf-8")
         try:
             fd = self._open()
             view = memoryview(data)
@@ -195,6 +214,21 @@ class SessionLog:
             self._fd = None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_line(record: Mapping[str, Any]) -> str:
+    """``record`` as one line of JSON that encodes to valid UTF-8, whatever its strings hold.
+
+    A lone surrogate (a task read from stdin with invalid UTF-8 bytes arrives as ``\\udcff``, Python's
+    ``surrogateescape``) cannot be encoded as UTF-8; it is written as its JSON escape ``\\udcff``
+    instead, which ``json.loads`` reads back as the same string. Other characters stay as they are (no
+    ``ensure_ascii``: a file's text keeps its size). Source: RFC 8259 section 7 (any code point may be
+    escaped)."""
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 @dataclass(frozen=True)
 class StoredFile:
     """The lines of one session file: the header and each readable event, in order.
@@ -206,6 +240,21 @@ class StoredFile:
     records: list[dict[str, Any]]
     skipped: int
     torn: bool
+
+
+def line_record(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object of one line with a string ``kind``, or None for any line that is not one.
+
+    Never raises: malformed JSON and invalid UTF-8 (``ValueError``), nesting deeper than the parser's
+    recursion limit (``RecursionError``: ``[[[[…]]]]`` in a hand-edited or hostile file) and a line too big
+    to decode (``MemoryError``) all read as "not a record", so one bad line costs that line only."""
+    try:
+        record = json.loads(raw.decode("utf-8", "surrogateescape"))
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    if isinstance(record, dict) and isinstance(record.get("kind"), str):
+        return record
+    return None
 
 
 def read_file(path: Path) -> StoredFile:
@@ -222,15 +271,11 @@ def read_file(path: Path) -> StoredFile:
     records: list[dict[str, Any]] = []
     skipped = 0
     for raw in lines:
-        try:
-            record = json.loads(raw.decode("utf-8", "surrogateescape"))
-        except ValueError:
+        record = line_record(raw)
+        if record is None:
             skipped += 1
-            continue
-        if isinstance(record, dict) and isinstance(record.get("kind"), str):
-            records.append(record)
         else:
-            skipped += 1
+            records.append(record)
     if not records or records[0].get("kind") != "session":
         raise SessionFormatError(f"{path} is not a session file (no header line)")
     header = records.pop(0)
