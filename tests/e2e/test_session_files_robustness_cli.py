@@ -144,3 +144,31 @@ def test_non_finite_budgets_are_refused(tmp_path: Path) -> None:
     (root / "agent-ls.toml").write_text("[budget]\nmax_cost_usd = nan\n")
     config = _agent_ls("run", "x", "--model", model, root=root, env=env)
     assert "max_cost_usd" in config.stderr and "finite" in config.stderr, config.stderr
+
+
+def test_apply_from_outside_the_workspace_reads_relative_files_in_the_workspace(tmp_path: Path) -> None:
+    root, state = _project(tmp_path), tmp_path / "state"
+    env = _env(state)
+    (root / "sub").mkdir()
+    writes = [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": p, "content": f"{p}\n"}}]}
+        for p in ("b.txt", "c.txt", "sub/d.txt")
+    ]
+    model = script(tmp_path / "w.json", [*writes, {"content": "Wrote them."}])
+    wrote = _agent_ls("run", "write", "--yes", "--model", model, root=root, env=env)
+    assert wrote.returncode == 0, wrote.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "c.txt").write_text("not the workspace's\n")
+    applied = _agent_ls("apply", "--workspace", str(root), "b.txt", root=elsewhere, env=env)
+    assert applied.returncode == 0, applied.stderr
+    assert (root / "b.txt").read_text() == "b.txt\n"
+    absolute = _agent_ls("apply", "--workspace", str(root), str(root / "c.txt"), root=elsewhere, env=env)
+    assert absolute.returncode == 0, absolute.stderr
+    assert (root / "c.txt").read_text() == "c.txt\n"
+    # inside the workspace, a name is read from the current folder, as Git reads a pathspec
+    missing = _agent_ls("apply", "--workspace", "..", "sub/d.txt", root=root / "sub", env=env)
+    assert missing.returncode == 2 and f"(read as {root}/sub/sub/d.txt)" in missing.stderr, missing.stderr
+    here = _agent_ls("apply", "--workspace", "..", "d.txt", root=root / "sub", env=env)
+    assert here.returncode == 0, here.stderr
+    assert (root / "sub" / "d.txt").read_text() == "sub/d.txt\n"

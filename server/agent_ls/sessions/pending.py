@@ -15,6 +15,7 @@ The caller holds the session's ``RunLock``. Prints nothing: the front end says w
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,20 +48,28 @@ class Settled:
     ok: bool = True
 
 
-def chosen_paths(root: Path, saved: SavedSession, names: Sequence[Path]) -> list[str]:
-    """The proposal's paths of ``names`` (files, absolute or relative to the current directory); every
-    pending path when ``names`` is empty. Path order.
+def chosen_paths(
+    root: Path, saved: SavedSession, names: Sequence[Path], cwd: Path | None = None
+) -> list[str]:
+    """The proposal's paths of ``names``; every pending path when ``names`` is empty. Path order.
+
+    A name is absolute (inside ``root``), or relative: to the current directory ``cwd`` (``Path.cwd()``
+    when None) when that directory is inside ``root``, as Git reads a pathspec in a subfolder; else to
+    ``root`` itself (``agent-ls apply --workspace DIR FILE`` from elsewhere names ``DIR/FILE``).
 
     Raises:
-        NotInProposal: a name is outside ``root`` or not a file of the proposal; the message lists its files.
+        NotInProposal: a name is outside ``root`` or not a file of the proposal; the message names the path
+            it was read as and lists the proposal's files.
     """
     if not names:
         return sorted(saved.proposal)
     chosen: set[str] = set()
     real_root = root.resolve()
+    here = (cwd or Path.cwd()).absolute()
+    base_dir = here if here.is_relative_to(root) or here.resolve().is_relative_to(real_root) else root
     for name in names:
-        absolute = name.absolute()
-        for base, target in ((root, absolute), (real_root, absolute.resolve())):
+        absolute = name if name.is_absolute() else base_dir / name
+        for base, target in ((root, Path(os.path.normpath(absolute))), (real_root, absolute.resolve())):
             rel = target.relative_to(base).as_posix() if target.is_relative_to(base) else None
             if rel in saved.proposal:
                 chosen.add(rel)
@@ -68,7 +77,8 @@ def chosen_paths(root: Path, saved: SavedSession, names: Sequence[Path]) -> list
         else:
             pending = ", ".join(sorted(saved.proposal)) or "none"
             raise NotInProposal(
-                f"{name} is not a file of the proposal of session {saved.session_id}: {pending}"
+                f"{name} (read as {absolute}) is not a file of the proposal of session "
+                f"{saved.session_id}: {pending}"
             )
     return sorted(chosen)
 
