@@ -168,7 +168,8 @@ def test_apply_from_outside_the_workspace_reads_relative_files_in_the_workspace(
     assert (root / "c.txt").read_text() == "c.txt\n"
     # inside the workspace, a name is read from the current folder, as Git reads a pathspec
     missing = _agent_ls("apply", "--workspace", "..", "sub/d.txt", root=root / "sub", env=env)
-    assert missing.returncode == 2 and f"(read as {root}/sub/sub/d.txt)" in missing.stderr, missing.stderr
+    assert missing.returncode == 2 and f"(read as {root}/sub/sub/d.txt)" in missing.stderr
+    assert "sub/d.txt is not a file of the proposal" in missing.stderr, missing.stderr
     here = _agent_ls("apply", "--workspace", "..", "d.txt", root=root / "sub", env=env)
     assert here.returncode == 0, here.stderr
     assert (root / "sub" / "d.txt").read_text() == "sub/d.txt\n"

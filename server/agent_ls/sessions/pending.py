@@ -77,8 +77,8 @@ def chosen_paths(
         else:
             pending = ", ".join(sorted(saved.proposal)) or "none"
             raise NotInProposal(
-                f"{name} (read as {absolute}) is not a file of the proposal of session "
-                f"{saved.session_id}: {pending}"
+                f"{name} is not a file of the proposal of session {saved.session_id}: {pending} "
+                f"(read as {absolute})"
             )
     return sorted(chosen)
 
