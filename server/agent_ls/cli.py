@@ -33,7 +33,7 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -313,7 +313,9 @@ def _settle_pending(args: argparse.Namespace) -> int:
         print(f"agent-ls: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        settled = settle(store, root, saved, paths, apply=args.command == "apply")
+        settled = settle(
+            store, root, saved, paths, apply=args.command == "apply", edit_refusal=_edit_refusal(root)
+        )
     finally:
         lock.release()
     if settled.message:
@@ -324,6 +326,17 @@ def _settle_pending(args: argparse.Namespace) -> int:
     still = f"; still pending: {', '.join(settled.pending)}" if settled.pending else ""
     print(f"agent-ls: session {saved.session_id}: {done}{still}", file=sys.stderr)
     return EXIT_DONE
+
+
+def _edit_refusal(root: Path) -> Callable[[str], str | None]:
+    """The edit rules of ``root`` (its config files' and the built-in ones) as ``apply`` judges a stored
+    proposal's files again (``policy.apply_check``)."""
+    from agent_ls.assembly import build_policy
+    from agent_ls.config import load_config
+    from agent_ls.policy.apply_check import edit_refusal
+    from agent_ls.settings import EnvSnapshot
+
+    return edit_refusal(build_policy(root, load_config(EnvSnapshot.from_environ(), root)))
 
 
 def _end_like_ctrl_c() -> list[int]:

@@ -35,6 +35,7 @@ from agent_ls.core.review import RunFindings
 from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.core.visible_text import visible
 from agent_ls.instructions.agent_context import marker_above
+from agent_ls.policy.apply_check import edit_refusal
 from agent_ls.runtime import CONTEXT_COMMAND, Session
 from agent_ls.sessions.continuation import find_saved, start_recording
 from agent_ls.sessions.run_lock import RunLock, SessionBusy
@@ -337,7 +338,8 @@ async def _run_locked(
         if ended.status != "done":
             print(f"agent-ls: not applying: the run ended {ended.status}", file=sys.stderr)
             return EXIT_BY_STATUS[ended.status]
-        outcome = apply_proposal(session.root, changes)  # all or nothing; workspace/apply_files.py
+        # All or nothing (workspace/apply_files.py); a resumed proposal's files judged again.
+        outcome = apply_proposal(session.root, changes, edit_refusal=edit_refusal(session.policy))
         for line in filter(None, (outcome.recovered, outcome.message)):
             print(f"agent-ls: {line}", file=sys.stderr)
         recorder.log.append("apply", {"applied": outcome.applied, "failureReason": outcome.message or None})

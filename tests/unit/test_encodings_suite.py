@@ -180,7 +180,7 @@ def test_documents_round_trip_byte_exact_through_edits(
         assert _apply_lsp(change.base_text, document_edit.edits, encoding) == change.new_text, encoding
 
     # 3. The bytes on disk: the new text in the file's encoding, BOM kept, untouched lines byte-exact.
-    assert apply_proposal(root, [change]).applied
+    assert apply_proposal(root, [change], edit_refusal=lambda _: None).applied
     written = (root / "doc.txt").read_bytes()
     assert written.startswith(codec.bom) and change.encoding.bom == codec.bom
     assert codecs.decode(written[len(codec.bom) :], change.encoding.codec) == change.new_text

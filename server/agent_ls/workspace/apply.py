@@ -7,7 +7,7 @@ them to ``apply_files`` (all or nothing, with a journal that survives a kill).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agent_ls.core.proposal import FileChange
@@ -49,13 +49,19 @@ def disk_stale_reason(root: Path, change: FileChange) -> str | None:
     return None if same else f"{change.path} changed on disk since the agent read it"
 
 
-def apply_proposal(root: Path, changes: Sequence[FileChange]) -> ApplyOutcome:
-    """Write ``changes`` under ``root`` all or nothing: nothing when any is stale (``disk_stale_reason``)
-    or cannot be encoded in its file's encoding (``FileChange.encoding``: a legacy file keeps its code
-    page and BOM), else ``apply_files`` (which checks the rest first and rolls back on an error).
+def apply_proposal(
+    root: Path, changes: Sequence[FileChange], *, edit_refusal: Callable[[str], str | None]
+) -> ApplyOutcome:
+    """Write ``changes`` under ``root`` all or nothing: nothing when the edit rules refuse any of its
+    files (``edit_refusal``: the deciding rule for a refused path, None for an allowed one;
+    ``policy.apply_check.edit_refusal``), or any is stale (``disk_stale_reason``) or cannot be encoded in
+    its file's encoding (``FileChange.encoding``: a legacy file keeps its code page and BOM), else
+    ``apply_files`` (which checks the rest first and rolls back on an error).
 
     Never raises ``OSError``; the outcome's message is one line for the user.
     """
+    if (refused := refused_edits(changes, edit_refusal)) is not None:
+        return ApplyOutcome(False, f"not applying, nothing written: {refused}")
     problems = [reason for change in changes if (reason := disk_stale_reason(root, change))]
     writes: list[FileWrite] = []
     for change in changes:
@@ -67,6 +73,19 @@ def apply_proposal(root: Path, changes: Sequence[FileChange]) -> ApplyOutcome:
     if problems:
         return ApplyOutcome(False, f"not applying, nothing written: {'; '.join(problems)}")
     return apply_files(root, writes)
+
+
+def refused_edits(changes: Sequence[FileChange], edit_refusal: Callable[[str], str | None]) -> str | None:
+    """Why the edit rules refuse the apply of ``changes`` (each refused file with its rule, and the way
+    out: discard them), or None when they allow every file. A stored proposal is judged again at apply
+    time (``policy.apply_check``); one refused file refuses the whole apply."""
+    refused = [f"{change.path} ({rule})" for change in changes if (rule := edit_refusal(change.path))]
+    if not refused:
+        return None
+    return (
+        f"the edit rules refuse {', '.join(refused)}; discard "
+        f"{'it' if len(refused) == 1 else 'them'} to apply the rest"
+    )
 
 
 def recover_interrupted_apply(root: Path) -> str | None:

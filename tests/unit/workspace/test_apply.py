@@ -20,7 +20,9 @@ def test_an_unchanged_file_is_written_atomically_keeping_its_mode(tmp_path: Path
     target.write_text("old\n")
     target.chmod(0o754)
     assert disk_stale_reason(tmp_path, _change("src/app.py")) is None
-    assert apply_proposal(tmp_path, [_change("src/app.py", new="new\r\n")]).applied
+    assert apply_proposal(
+        tmp_path, [_change("src/app.py", new="new\r\n")], edit_refusal=lambda _: None
+    ).applied
     assert target.read_bytes() == b"new\r\n"
     assert target.stat().st_mode & 0o777 == 0o754
 

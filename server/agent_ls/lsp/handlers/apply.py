@@ -37,7 +37,8 @@ from agent_ls.lsp.handlers import proposal_files, sessions
 from agent_ls.lsp.handlers.apply_questions import Answers, ask_before_apply
 from agent_ls.lsp.handlers.commands import assemble_for
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
-from agent_ls.workspace.apply import disk_stale_reason
+from agent_ls.policy.apply_check import edit_refusal
+from agent_ls.workspace.apply import disk_stale_reason, refused_edits
 from agent_ls.workspace.overlay import OpenBuffer
 from agent_ls.workspace.rebase import MergeConflict, disk_text_now, rebase_change
 from agent_ls.workspace.reconcile import Reconciled, reconcile
@@ -136,6 +137,8 @@ async def _apply(ls: AgentLanguageServer, params: p.ProposalFilesParams) -> dict
     changes = proposal_files.select(session.root, session.proposal(), params.files)
     if not changes:
         return _refusal("there is no proposed change to apply")
+    if (refused := refused_edits(changes, edit_refusal(session.policy))) is not None:
+        return _refusal(refused)  # a stored proposal is judged again (policy.apply_check)
     if not flags.apply_edit:
         return _refusal(
             "the editor does not support workspace/applyEdit; "
