@@ -99,3 +99,8 @@ def test_an_acceptance_tail_is_cut_from_the_redacted_output() -> None:
     checks: Any = AcceptanceChecks(harness.registry, ["true"], redact=Redactor().text)
     result = checks._result("true", CommandResult(1, "x " + LONG_KEY + "\n" + "y" * 1990 + "\nFAILED\n"))
     assert_no_piece(result.output_tail, LONG_KEY)
+
+
+def test_a_run_longer_than_any_key_keeps_its_ends_at_the_cut() -> None:
+    shown = capped("a" * 1000, 300, 300)
+    assert shown == "a" * 300 + "\n[... 400 characters omitted: line 1 of 1 ...]\n" + "a" * 300

@@ -14,7 +14,6 @@ import codecs
 import contextlib
 import functools
 import os
-import re
 import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -179,8 +178,16 @@ def omission_note(omitted_chars: int, first_line: int, last_line: int, total_lin
     return f"[... {omitted_chars:,} {unit} omitted: {span} of {total_lines:,} ...]"
 
 
-_TOKEN_EDGE_HEAD = re.compile(r"[A-Za-z0-9_\-.=+/]+\Z")
-_TOKEN_EDGE_TAIL = re.compile(r"\A[A-Za-z0-9_\-.=+/]+")
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.=+/")
+_LONGEST_KEY = 256
+
+
+def _run_at(text: str, *, end: bool) -> int:
+    """The length of the run of key characters at the start (or ``end``) of ``text``; 0 past
+    ``_LONGEST_KEY`` (no key is that long: a long base64 or hex line keeps its ends)."""
+    edge = text[-_LONGEST_KEY - 1 :][::-1] if end else text[: _LONGEST_KEY + 1]
+    length = next((i for i, char in enumerate(edge) if char not in _KEY_CHARS), len(edge))
+    return 0 if length > _LONGEST_KEY else length
 
 
 def _token_edges(head: str, tail: str, after_head: str, before_tail: str) -> tuple[str, str]:
@@ -188,10 +195,11 @@ def _token_edges(head: str, tail: str, after_head: str, before_tail: str) -> tup
     alphabet, base64's too) it ends with, and ``tail`` without the one it starts with, where the cut
     went through such a run (``after_head``, ``before_tail``: the omitted characters next to them): a
     word or key the cut went through is left out whole, so no piece of a key without its recognisable
-    start (``sk-``) is shown, where redaction (which runs on the text shown) could not know it for one."""
-    cut_head = _TOKEN_EDGE_HEAD.search(head) if _TOKEN_EDGE_TAIL.match(after_head) else None
-    cut_tail = _TOKEN_EDGE_TAIL.match(tail) if _TOKEN_EDGE_HEAD.search(before_tail) else None
-    return (head[: cut_head.start()] if cut_head else head, tail[cut_tail.end() :] if cut_tail else tail)
+    start (``sk-``) is shown, where redaction (which runs on the text shown) could not know it for one.
+    A run longer than ``_LONGEST_KEY`` on the shown side is kept."""
+    drop_head = _run_at(head, end=True) if after_head in _KEY_CHARS and after_head else 0
+    drop_tail = _run_at(tail, end=False) if before_tail in _KEY_CHARS and before_tail else 0
+    return head[: len(head) - drop_head], tail[drop_tail:]
 
 
 class _CappedOutput:
