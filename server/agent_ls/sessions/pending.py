@@ -5,8 +5,8 @@ in the session store (docs/sessions.md), in order:
 
 1. the files named (every pending file by default) are found in the stored proposal; a name that is not
    one of its files is refused (``NotInProposal``) and nothing changes;
-2. ``apply`` writes them all or nothing (``workspace.apply.apply_proposal``: each file checked against the
-   text the agent read first); ``discard`` writes nothing;
+2. ``apply`` writes them all or nothing (``workspace.apply.apply_proposal``: each file judged again by
+   the edit rules, then checked against the text the agent read); ``discard`` writes nothing;
 3. the session file records it: ``apply {applied, failureReason}``, then the files that left the proposal
    (``proposal {changes: [], removed, why}``, or ``proposal_cleared {why}`` once nothing is left).
 
@@ -16,7 +16,7 @@ The caller holds the session's ``RunLock``. Prints nothing: the front end says w
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,9 +84,18 @@ def chosen_paths(
 
 
 def settle(
-    store: SessionStore, root: Path, saved: SavedSession, paths: Sequence[str], *, apply: bool
+    store: SessionStore,
+    root: Path,
+    saved: SavedSession,
+    paths: Sequence[str],
+    *,
+    apply: bool,
+    edit_refusal: Callable[[str], str | None],
 ) -> Settled:
     """Apply (``apply``) or discard the pending edits of ``paths`` and record it (module docstring).
+
+    ``edit_refusal`` judges each file again against the edit rules (``policy.apply_check``): the session
+    file may have been written by another program, so a file the rules deny refuses the whole apply.
 
     A file whose proposed text lost a key to redaction (``[redacted]``) is never written: the apply is
     refused naming it (discarding it is fine). Never raises ``OSError`` for the files; the session file's
@@ -102,7 +111,7 @@ def settle(
                 message = f"not applying, nothing written: a key was redacted from {', '.join(redacted)}"
                 log.append("apply", {"applied": False, "failureReason": message})
                 return Settled([], sorted(saved.proposal), message, ok=False)
-            outcome = apply_proposal(root, changes)
+            outcome = apply_proposal(root, changes, edit_refusal=edit_refusal)
             message = "; ".join(filter(None, (outcome.recovered, outcome.message)))
             log.append(
                 "apply", {"applied": outcome.applied, "failureReason": None if outcome.applied else message}
