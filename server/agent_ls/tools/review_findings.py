@@ -5,8 +5,10 @@ buffer, else the disk; ``Workspace.read_text``): the path must resolve inside th
 secret file nor denied to read by the permission rules, and name a text file whose lines ``line`` to
 ``endLine`` (1-based, inclusive, as ``read_file`` numbers them) exist. The result says, per finding,
 whether it was accepted and why not, so the model can cite it again: ``Accepted 2 of 3 findings ...`` then
-one ``#N path:line: rejected: why`` line per rejected one. At most ``MAX_FINDINGS`` findings per call, a
-message at most ``MAX_MESSAGE_CHARS`` characters (line breaks become spaces).
+one ``#N path:line: rejected: why`` line per rejected one. At most ``MAX_FINDINGS`` findings and
+``MAX_FILES`` files per call (a repeated file counts once), a path at most ``MAX_PATH_CHARS`` characters,
+a message at most ``MAX_MESSAGE_CHARS`` characters (line breaks become spaces). The checks read files, so
+they run in a worker thread: a call citing hundreds of files never holds up the editor's requests.
 
 The accepted findings, with the files the review covers (those of the accepted findings and ``files``),
 go to the user through ``FindingsReported``: the language server shows them as diagnostics (source
@@ -21,7 +23,10 @@ by name also runs and loads it.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import asyncio
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent_ls.core.errors import ToolError
 from agent_ls.core.events import FindingsReported
@@ -30,6 +35,8 @@ from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
 NAME = "review_findings"
 MAX_FINDINGS = 200
+MAX_FILES = 200
+MAX_PATH_CHARS = 4096
 MAX_MESSAGE_CHARS = 1000
 DESCRIPTION = (
     "Report your review's findings; the user sees each at its lines in the editor. Lines are 1-indexed as "
@@ -41,7 +48,7 @@ BRIEF = "report review findings at file lines"
 class Finding(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
-    path: str = Field(min_length=1, description="Relative file path.")
+    path: str = Field(min_length=1, max_length=MAX_PATH_CHARS, description="Relative file path.")
     line: int = Field(ge=1, description="First line, 1-indexed.")
     end_line: int | None = Field(default=None, alias="endLine", ge=1, description="Last line, 1-indexed.")
     severity: FindingSeverity
@@ -52,12 +59,37 @@ class Args(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     findings: list[Finding] = Field(max_length=MAX_FINDINGS)
-    files: list[str] = Field(
-        default_factory=list, description="Files reviewed with no finding (their old findings are cleared)."
+    files: list[Annotated[str, Field(max_length=MAX_PATH_CHARS)]] = Field(
+        default_factory=list,
+        description=f"Files reviewed with no finding (their old findings are cleared); at most {MAX_FILES}.",
     )
+
+    @field_validator("files")
+    @classmethod
+    def _at_most_max_files(cls, files: list[str]) -> list[str]:
+        unique = list(dict.fromkeys(files))  # a repeated path counts once
+        if len(unique) > MAX_FILES:
+            raise ValueError(
+                f"{len(unique)} different files; at most {MAX_FILES} per call: send the rest in another call"
+            )
+        return unique
 
 
 async def run(args: Args, ctx: ToolContext) -> ToolOutput:
+    accepted, covered, rejected = await asyncio.to_thread(_checked, args, ctx)
+    if accepted or covered:
+        if ctx.emit is not None:
+            ctx.emit(FindingsReported(tuple(accepted), tuple(sorted(covered))))
+    total = len(args.findings)
+    head = f"Accepted {len(accepted)} of {total} finding{'' if total == 1 else 's'}"
+    if not rejected:
+        return ToolOutput(f"{head}; the user sees them in the editor.")
+    return ToolOutput("\n".join([f"{head}. Fix these and call review_findings again with them:", *rejected]))
+
+
+def _checked(args: Args, ctx: ToolContext) -> tuple[list[ReviewFinding], set[str], list[str]]:
+    """Every finding and file checked (blocking: it reads files): the accepted findings, the files
+    covered, and one line per rejection."""
     accepted: list[ReviewFinding] = []
     rejected: list[str] = []
     covered: set[str] = set()
@@ -74,14 +106,7 @@ async def run(args: Args, ctx: ToolContext) -> ToolOutput:
             covered.add(_readable(path, ctx))
         except ToolError as exc:
             rejected.append(f"files: {path}: rejected: {exc}")
-    if accepted or covered:
-        if ctx.emit is not None:
-            ctx.emit(FindingsReported(tuple(accepted), tuple(sorted(covered))))
-    total = len(args.findings)
-    head = f"Accepted {len(accepted)} of {total} finding{'' if total == 1 else 's'}"
-    if not rejected:
-        return ToolOutput(f"{head}; the user sees them in the editor.")
-    return ToolOutput("\n".join([f"{head}. Fix these and call review_findings again with them:", *rejected]))
+    return accepted, covered, rejected
 
 
 def check(finding: Finding, ctx: ToolContext) -> ReviewFinding | str:

@@ -2,8 +2,9 @@
 
 The result is one line (``Todo list saved: 1 of 3 done, 1 in progress.``); the list itself goes to the
 user through ``TodosChanged`` (the editor's ``agent/todos`` and progress, the CLI's transcript) and back to
-the model in the end-of-request reminder. At most ``MAX_ITEMS`` items and one ``in_progress``; an empty
-list clears it. Schema follows Claude Code ``TodoWrite``.
+the model in the end-of-request reminder (so in every request: its size is bounded). At most ``MAX_ITEMS``
+items of at most ``MAX_ITEM_CHARS`` characters each, and one ``in_progress``; an empty list clears it.
+Schema follows Claude Code ``TodoWrite``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from agent_ls.tools.base import Tool, ToolContext, ToolOutput
 
 NAME = "todo_write"
 MAX_ITEMS = 50
+MAX_ITEM_CHARS = 500
 DESCRIPTION = (
     "Replace your todo list (shown to the user) with this whole list. Use it for tasks of 3 or more "
     "steps; keep exactly one item in_progress while working and mark items completed as soon as done."
@@ -28,10 +30,15 @@ BRIEF = "a task list the user sees"
 class Todo(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
-    content: str = Field(min_length=1, description="The step, imperative: Run the tests.")
+    content: str = Field(
+        min_length=1, max_length=MAX_ITEM_CHARS, description="The step, imperative: Run the tests."
+    )
     status: TodoStatus
     active_form: str = Field(
-        alias="activeForm", min_length=1, description="The step while in progress: Running the tests."
+        alias="activeForm",
+        min_length=1,
+        max_length=MAX_ITEM_CHARS,
+        description="The step while in progress: Running the tests.",
     )
 
 

@@ -6,6 +6,7 @@ what the model reads, and ``FindingsReported`` what the front ends show.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from agent_ls.core.events import FindingsReported
@@ -120,6 +121,39 @@ async def test_a_bad_severity_is_an_argument_error() -> None:
     result = await harness.call("review_findings", {"findings": [finding]})
     assert result.is_error
     assert "severity" in result.content and "'error', 'warning', 'info' or 'hint'" in result.content
+
+
+async def test_files_are_capped_after_repeats_are_merged() -> None:
+    harness = _harness()
+    many = [f"src/f{n}.py" for n in range(review_findings.MAX_FILES + 1)]
+    result = await harness.call("review_findings", {"findings": [], "files": many})
+    assert result.is_error and f"at most {review_findings.MAX_FILES} per call" in result.content
+    assert _reported(harness) == []
+    text = await harness.text("review_findings", {"findings": [], "files": ["src/app.py"] * 50_000})
+    assert text == "Accepted 0 of 0 findings; the user sees them in the editor."
+    assert _reported(harness) == [FindingsReported((), ("src/app.py",))]
+    long_path = {"path": "a" * 5000, "line": 1, "severity": "info", "message": "x"}
+    too_long = await harness.call("review_findings", {"findings": [long_path]})
+    assert too_long.is_error and "findings.0.path" in too_long.content
+
+
+async def test_files_are_checked_off_the_event_loop() -> None:
+    harness = _harness()
+    on_loop: list[bool] = []
+    resolve = harness.workspace.resolve
+
+    def resolve_where(path: str) -> str:
+        try:
+            asyncio.get_running_loop()
+            on_loop.append(True)
+        except RuntimeError:  # a worker thread has no running loop
+            on_loop.append(False)
+        return resolve(path)
+
+    harness.workspace.resolve = resolve_where  # type: ignore[method-assign]
+    finding = {"path": "src/app.py", "line": 1, "severity": "info", "message": "x"}
+    await harness.text("review_findings", {"findings": [finding], "files": ["README.md"]})
+    assert on_loop == [False, False]
 
 
 def test_line_count_is_read_files_numbering() -> None:
