@@ -12,8 +12,10 @@ export const APPLY = 'Apply';
 export const DISCARD = 'Discard';
 export const SHOW_ANSWER = 'Show Answer';
 export const SHOW_TRANSCRIPT = 'Show Transcript';
+/** A plan run's plan: the Agent view, where it is approved or revised. */
+export const SHOW_PLAN = 'Show Plan';
 
-export type OutcomeAction = typeof REVIEW | typeof APPLY | typeof DISCARD | typeof SHOW_ANSWER | typeof SHOW_TRANSCRIPT;
+export type OutcomeAction = typeof REVIEW | typeof APPLY | typeof DISCARD | typeof SHOW_ANSWER | typeof SHOW_TRANSCRIPT | typeof SHOW_PLAN;
 
 export interface OutcomeView {
   severity: 'info' | 'warning' | 'error';
@@ -50,12 +52,30 @@ export function governedLine(governedBy: Readonly<Record<string, readonly string
   return `Governed by ${shown}${more > 0 ? ` and ${more} more` : ''}.`;
 }
 
+/** "Checks: 1 of 2 passed." after the run's acceptance checks; "" when it had none. */
+export function checksLine(ended: Pick<RunEndedNotification, 'checks'>): string {
+  const { checks } = ended;
+  if (checks.length === 0) {
+    return '';
+  }
+  return `Checks: ${checks.filter((check) => check.passed).length} of ${checks.length} passed.`;
+}
+
 export function runEndedView(ended: RunEndedNotification): OutcomeView | undefined {
   const { proposal } = ended;
   const hasChanges = proposal.files.length > 0;
   if (ended.status === 'cancelled' && !hasChanges) {
     return undefined;
   }
+  if (ended.plan && ended.status === 'done') {
+    // The answer is the plan as markdown; the Agent view shows it as a card with Approve / Revise.
+    return {
+      severity: 'info',
+      message: `Agent: plan ready. ${clip(ended.plan.summary, ANSWER_CHARS)} Approve or revise it in the Agent view.`,
+      actions: [SHOW_PLAN],
+    };
+  }
+  const checks = checksLine(ended);
   const governed = hasChanges ? governedLine(proposal.governedBy) : '';
   const changes = hasChanges
     ? ` Proposed: ${proposalLine(proposal.files.length, proposal.added, proposal.removed)}.${governed ? ` ${governed}` : ''}`
@@ -69,11 +89,11 @@ export function runEndedView(ended: RunEndedNotification): OutcomeView | undefin
     case 'done':
       return {
         severity: 'info',
-        message: `Agent done.${changes}${answer ? ` ${clip(answer, ANSWER_CHARS)}` : ''}`,
+        message: `Agent done.${changes}${checks ? ` ${checks}` : ''}${answer ? ` ${clip(answer, ANSWER_CHARS)}` : ''}`,
         actions,
       };
     case 'stopped':
-      return { severity: 'warning', message: `Agent stopped: ${ended.reason}.${changes}`, actions };
+      return { severity: 'warning', message: `Agent stopped: ${ended.reason}.${changes}${checks ? ` ${checks}` : ''}`, actions };
     case 'cancelled':
       return { severity: 'info', message: `Agent run cancelled.${changes}`, actions };
     case 'error':

@@ -21,7 +21,7 @@ import {
   type TodosNotification,
 } from './protocol';
 import type { ProposalActions } from './proposals';
-import { APPLY, DISCARD, REVIEW, runEndedView, SHOW_ANSWER, SHOW_TRANSCRIPT } from './runOutcome';
+import { APPLY, DISCARD, REVIEW, runEndedView, SHOW_ANSWER, SHOW_PLAN, SHOW_TRANSCRIPT } from './runOutcome';
 import { taskLabel } from './runArgs';
 import type { AgentServer, ProgressValue } from './server';
 import { modelSetting, SECTION } from './settings';
@@ -328,6 +328,9 @@ export class RunTracker implements vscode.Disposable {
       }
       case SHOW_TRANSCRIPT:
         this.log.show(true);
+        break;
+      case SHOW_PLAN:
+        await vscode.commands.executeCommand('agentLs.sessionView.focus');
         break;
       case undefined:
         break;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import type { RunEndedNotification } from '../../src/protocol';
-import { governedLine, runEndedView } from '../../src/runOutcome';
+import { checksLine, governedLine, runEndedView } from '../../src/runOutcome';
 
 const ended = (over: Partial<RunEndedNotification>): RunEndedNotification => ({
   sessionId: 's1',
@@ -80,4 +80,28 @@ test('governed-by line: empty without files, "and N more" past three labels', ()
 test('a run without changes says nothing about instructions, even if the server sent some', () => {
   const view = runEndedView(ended({ answer: 'Nothing to change.', proposal: { files: [], added: 0, removed: 0, governedBy: { 'a.py': ['AGENTS.md'] } } }))!;
   assert.equal(view.message, 'Agent done. Nothing to change.');
+});
+
+test('a plan run says its plan is ready and offers Show Plan (the Agent view), not its markdown answer', () => {
+  const plan = { summary: 'Add median() in median.py.', files: ['median.py'], steps: ['Write it.'], checks: [], risks: [] };
+  assert.deepEqual(runEndedView(ended({ mode: 'plan', plan, answer: 'Add median() …\n\nSteps:\n1. Write it.', reason: 'plan submitted for approval' })), {
+    severity: 'info',
+    message: 'Agent: plan ready. Add median() in median.py. Approve or revise it in the Agent view.',
+    actions: ['Show Plan'],
+  });
+  const noPlan = runEndedView(ended({ mode: 'plan', status: 'stopped', reason: 'no plan: the model answered without calling submit_plan' }))!;
+  assert.equal(noPlan.message, 'Agent stopped: no plan: the model answered without calling submit_plan.');
+});
+
+test('the checks count goes with the end notification', () => {
+  const checks = [
+    { command: 'pytest -q', passed: true, exitCode: 0, outputTail: '' },
+    { command: 'ruff check src', passed: false, exitCode: 1, outputTail: 'E501' },
+  ];
+  assert.equal(runEndedView(ended({ checks, answer: 'Done.' }))!.message, 'Agent done. Checks: 1 of 2 passed. Done.');
+  assert.equal(
+    runEndedView(ended({ checks, status: 'stopped', reason: 'claims done, checks fail: ruff check src', proposal }))!.message,
+    'Agent stopped: claims done, checks fail: ruff check src. Proposed: 2 files changed (+5 −3). Checks: 1 of 2 passed.',
+  );
+  assert.equal(checksLine({ checks: [] }), '');
 });
