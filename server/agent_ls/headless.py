@@ -16,6 +16,7 @@ goes to stderr. ``--apply`` writes the exact text the proposal holds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import sys
 import threading
@@ -27,7 +28,7 @@ from agent_ls.config import load_config
 from agent_ls.core.checks import report_text
 from agent_ls.core.context import Focus
 from agent_ls.core.errors import ConfigError
-from agent_ls.core.events import Event, FindingsReported
+from agent_ls.core.events import Event, FindingsReported, RunEnded
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.plan import RunMode
 from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest, ModelClient
@@ -42,7 +43,7 @@ from agent_ls.sessions.run_lock import RunLock, SessionBusy
 from agent_ls.sessions.saved import SavedSession
 from agent_ls.sessions.store import SessionFormatError, SessionNotFound, SessionStore
 from agent_ls.settings import EnvSnapshot, process_environ
-from agent_ls.terminal_text import diff_notes, escapes
+from agent_ls.terminal_text import Transcript, diff_notes, escapes
 from agent_ls.workspace.apply import apply_proposal, recover_interrupted_apply
 from agent_ls.workspace.diffs import quote_path, unified_diff
 
@@ -63,6 +64,7 @@ TERMINAL_REPLIES: dict[str, ApprovalReply] = {
 # The first word of the answer, then (after "n") what the user wants the model to know.
 _ANSWER = re.compile(r"\s*(\w+)\W*(.*)", re.DOTALL)
 EXIT_USAGE = 2
+EXIT_OUTPUT_CLOSED = 128 + 13  # as SIGPIPE would end a shell tool (cli.main for a closed stdout)
 MAX_UNREADABLE_ANSWERS = 3
 EXIT_BY_STATUS = {"done": 0, "stopped": 1, "error": 1, "cancelled": 130}
 PLAN_NEXT = (
@@ -169,12 +171,6 @@ def _resolve(future: asyncio.Future[str], value: str) -> None:
         future.set_result(value)
 
 
-def _render(event: Event) -> None:
-    line = line_for(event)
-    if line is not None:
-        print(line, file=sys.stderr, flush=True)
-
-
 def _show_request(text: str) -> None:
     print(f"agent-ls: --debug: {text}", file=sys.stderr, flush=True)
 
@@ -271,9 +267,7 @@ async def run_headless(
         print(f"agent-ls: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return await _run_locked(
-            session, store, saved, task, focus, client, apply, mode, checks
-        )
+        return await _run_locked(session, store, saved, task, focus, client, apply, mode, checks)
     finally:
         lock.release()
 
@@ -291,11 +285,13 @@ async def _run_locked(
 ) -> int:
     """The run of ``run_headless`` once the session's lock is held: recorded, shown, applied."""
     findings = RunFindings()
+    transcript = Transcript()  # a reader that goes away stops the run (terminal_text.Transcript)
 
     def render(event: Event) -> None:
         if isinstance(event, FindingsReported):
             findings.add(event.findings, event.files)
-        _render(event)
+        if (line := line_for(event)) is not None:
+            transcript.line(line, stop_run=not isinstance(event, RunEnded))
 
     recorder, notes = start_recording(store, session, saved, render)
     for note in notes:
@@ -305,8 +301,16 @@ async def _run_locked(
         ended = await session.run(
             task=task, focus=focus, open_model=opener, emit=recorder, mode=mode, checks=checks
         )
+    except asyncio.CancelledError:
+        if not transcript.closed:
+            raise
+        return EXIT_OUTPUT_CLOSED  # closed after the loop's last wait: the run's record is written
     finally:
         session.close()
+    if transcript.closed:  # the record says how the run ended; no one reads the rest
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(0)  # the stop came after the run's last wait: take it here
+        return EXIT_OUTPUT_CLOSED
     sid = session.session_id
     recorder.log.flush()
     if recorder.log.path.is_file():  # not for a run that stored nothing (/context, /compact of nothing)

@@ -15,10 +15,14 @@ keeps its stdout untouched: it is the JSON-RPC channel.
 ``diff_notes`` says, for one file's diff, what the user must be told: on a terminal, a comment line
 before the diff listing the escaped forms in it; when stdout is piped, a line for stderr naming the
 control characters the diff holds raw (a CRLF line ending alone is not worth a note).
+
+``Transcript`` prints ``agent-ls run``'s transcript and stops the run when its reader goes away.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
 from typing import TextIO, cast
 
@@ -106,3 +110,42 @@ def diff_notes(diff: str, name: str, *, terminal: bool) -> tuple[str, str]:
         "",
         f"agent-ls: note: the diff of {name} on stdout holds control characters as they are: {_named(forms)}",
     )
+
+
+OUTPUT_CLOSED = "stopped: its output was closed (the reader of the transcript, such as head, went away)"
+
+
+class Transcript:
+    """``agent-ls run``'s transcript on stderr, which a reader may close (``agent-ls run … 2>&1 | head``).
+
+    Where a shell tool is ended by SIGPIPE (Python ignores it), the run is stopped instead: the first
+    failed write cancels the calling task with ``OUTPUT_CLOSED`` (the loop stores that as the run's
+    reason, status ``cancelled``), stderr is pointed at ``/dev/null`` so nothing fails again, and
+    ``closed`` is set (the front end exits 141, 128 + SIGPIPE, as ``cli.main`` does for a closed stdout).
+    A closed transcript never reaches the run as an error of its own."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def line(self, text: str, *, stop_run: bool = True) -> None:
+        """Print ``text`` and a line feed on stderr, flushed; ``stop_run`` False when the run has ended."""
+        if self.closed:
+            return
+        try:
+            print(text, file=sys.stderr, flush=True)
+        except BrokenPipeError:
+            self.closed = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stderr.fileno())  # the buffered rest and every later print go nowhere
+            os.close(devnull)
+            task = asyncio.current_task() if stop_run and _in_loop() else None
+            if task is not None:
+                task.cancel(OUTPUT_CLOSED)
+
+
+def _in_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

@@ -6,12 +6,14 @@ stores nothing, the JSONL stays valid UTF-8."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from agent_ls.terminal_text import OUTPUT_CLOSED
 from tests.support.agent_cli import run, script, start, user_environment
 
 DEEP = "[" * 100_000 + "1" + "]" * 100_000
@@ -173,3 +175,30 @@ def test_apply_from_outside_the_workspace_reads_relative_files_in_the_workspace(
     here = _agent_ls("apply", "--workspace", "..", "d.txt", root=root / "sub", env=env)
     assert here.returncode == 0, here.stderr
     assert (root / "sub" / "d.txt").read_text() == "sub/d.txt\n"
+
+
+def test_a_reader_that_goes_away_stops_the_run_and_its_record_says_so(tmp_path: Path) -> None:
+    """``agent-ls run … 2>&1 | head -1``: the closed transcript stops the run like SIGPIPE (exit 141);
+    the stored run is ``cancelled`` with that reason, not an internal error of agent-ls."""
+    root, state = _project(tmp_path), tmp_path / "state"
+    env = _env(state)
+    listing = {"tool_calls": [{"name": "list_files", "arguments": {}}], "delay_s": 2}
+    model = script(tmp_path / "slow.json", [listing, {"content": "never read", "delay_s": 5}])
+    reader, writer = os.pipe()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agent_ls", "run", "slowly", "--model", model],
+        cwd=root,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=writer,
+        stderr=writer,
+    )
+    os.close(writer)
+    with os.fdopen(reader, "rb") as head:
+        head.readline()  # as head -1 does, then the reader is gone
+    assert process.wait(timeout=120) == 141
+    (path,) = (state / "sessions").rglob("*.jsonl")
+    (end,) = [json.loads(line) for line in path.read_text().splitlines() if '"run_end"' in line]
+    assert end["status"] == "cancelled", end
+    assert end["reason"] == OUTPUT_CLOSED
+    assert [s["status"] for s in _listed(root, env)] == ["cancelled"]

@@ -176,8 +176,8 @@ async def run_loop(
             verifier,
             after_answer,
         )
-    except asyncio.CancelledError:
-        status, reason = "cancelled", "cancelled by the user"
+    except asyncio.CancelledError as exc:  # the front end may say why (``terminal_text.OUTPUT_CLOSED``)
+        status, reason = "cancelled", str(exc.args[0]) if exc.args else "cancelled by the user"
     except ModelError as exc:
         status, reason = "error", str(exc)
     except Exception as exc:  # an invariant broke: report it rather than lose the session
