@@ -39,12 +39,13 @@ from agent_ls.instructions.agent_context import marker_above
 from agent_ls.policy.apply_check import edit_refusal
 from agent_ls.runtime import CONTEXT_COMMAND, Session
 from agent_ls.sessions.continuation import find_saved, start_recording
+from agent_ls.sessions.pending import record_rebase
 from agent_ls.sessions.run_lock import RunLock, SessionBusy
 from agent_ls.sessions.saved import SavedSession
 from agent_ls.sessions.store import SessionFormatError, SessionNotFound, SessionStore
 from agent_ls.settings import EnvSnapshot, process_environ
 from agent_ls.terminal_text import Transcript, diff_notes, escapes
-from agent_ls.workspace.apply import apply_proposal, recover_interrupted_apply
+from agent_ls.workspace.apply import apply_proposal, recover_interrupted_apply, refused_edits
 from agent_ls.workspace.diffs import quote_path, unified_diff
 
 TERMINAL_REPLIES: dict[str, ApprovalReply] = {
@@ -342,8 +343,15 @@ async def _run_locked(
         if ended.status != "done":
             print(f"agent-ls: not applying: the run ended {ended.status}", file=sys.stderr)
             return EXIT_BY_STATUS[ended.status]
+        judge = edit_refusal(session.policy)
+        if refused_edits(changes, judge) is None and (
+            rebased := record_rebase(recorder.log, session.root, changes)
+        ):
+            print(f"agent-ls: {rebased}", file=sys.stderr)  # re-based onto the user's edit, or refused
+            recorder.log.close()
+            return 1
         # All or nothing (workspace/apply_files.py); a resumed proposal's files judged again.
-        outcome = apply_proposal(session.root, changes, edit_refusal=edit_refusal(session.policy))
+        outcome = apply_proposal(session.root, changes, edit_refusal=judge)
         for line in filter(None, (outcome.recovered, outcome.message)):
             print(f"agent-ls: {line}", file=sys.stderr)
         recorder.log.append("apply", {"applied": outcome.applied, "failureReason": outcome.message or None})

@@ -6,7 +6,9 @@ in the session store (docs/sessions.md), in order:
 1. the files named (every pending file by default) are found in the stored proposal; a name that is not
    one of its files is refused (``NotInProposal``) and nothing changes;
 2. ``apply`` writes them all or nothing (``workspace.apply.apply_proposal``: each file judged again by
-   the edit rules, then checked against the text the agent read); ``discard`` writes nothing;
+   the edit rules, then checked against the text the agent read); a file the user changed since is
+   re-based onto the user's text by a three-way merge and kept as the proposal, and the apply stops there
+   for the user to apply again (``agent.applyProposal``'s behaviour); ``discard`` writes nothing;
 3. the session file records it: ``apply {applied, failureReason}``, then the files that left the proposal
    (``proposal {changes: [], removed, why}``, or ``proposal_cleared {why}`` once nothing is left).
 
@@ -20,10 +22,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_ls.core.proposal import FileChange
+from agent_ls.sessions.records import change_json
 from agent_ls.sessions.redaction import REDACTED
 from agent_ls.sessions.saved import SavedSession
-from agent_ls.sessions.store import SessionStore
-from agent_ls.workspace.apply import apply_proposal
+from agent_ls.sessions.store import SessionLog, SessionStore
+from agent_ls.workspace.apply import apply_proposal, rebase_on_disk, refused_edits
 
 
 class NotInProposal(ValueError):
@@ -111,6 +115,10 @@ def settle(
                 message = f"not applying, nothing written: a key was redacted from {', '.join(redacted)}"
                 log.append("apply", {"applied": False, "failureReason": message})
                 return Settled([], sorted(saved.proposal), message, ok=False)
+            if refused_edits(changes, edit_refusal) is None and (
+                rebased := record_rebase(log, root, changes)
+            ):
+                return Settled([], sorted(saved.proposal), rebased, ok=False)
             outcome = apply_proposal(root, changes, edit_refusal=edit_refusal)
             message = "; ".join(filter(None, (outcome.recovered, outcome.message)))
             log.append(
@@ -127,3 +135,25 @@ def settle(
         return Settled(list(paths), pending, message)
     finally:
         log.close()
+
+
+def record_rebase(log: SessionLog, root: Path, changes: Sequence[FileChange]) -> str | None:
+    """When files changed on disk since the agent read them: the proposal re-based onto them and recorded
+    in ``log`` (``workspace.apply.rebase_on_disk``), or the refusal of a merge that conflicts; returns the
+    line saying so, recorded as a refused apply. None when no file changed: the apply goes on. The
+    caller's ``Session``, if any, is not changed: the next process reads the re-based proposal."""
+    rebased = rebase_on_disk(root, changes)
+    if rebased.refusal is None and not rebased.merged:
+        return None
+    if rebased.refusal is not None:
+        message = f"not applying, nothing written: {rebased.refusal}"
+    else:
+        log.append("proposal", {"changes": [change_json(c) for c in rebased.merged], "removed": []})
+        names = ", ".join(change.path for change in rebased.merged)
+        message = (
+            f"not applying, nothing written: {names} changed on disk since the agent read it; the proposal "
+            "was re-based onto your text (a three-way merge kept your change and the agent's): run "
+            "agent-ls apply again to write it"
+        )
+    log.append("apply", {"applied": False, "failureReason": message})
+    return message

@@ -8,11 +8,13 @@ them to ``apply_files`` (all or nothing, with a journal that survives a kill).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from agent_ls.core.proposal import FileChange
 from agent_ls.workspace.apply_files import ApplyOutcome, FileWrite, apply_files
 from agent_ls.workspace.apply_journal import ApplyBusy, recover
+from agent_ls.workspace.rebase import MergeConflict, disk_text_now, rebase_change
 
 
 def disk_stale_reason(root: Path, change: FileChange) -> str | None:
@@ -86,6 +88,43 @@ def refused_edits(changes: Sequence[FileChange], edit_refusal: Callable[[str], s
         f"the edit rules refuse {', '.join(refused)}; discard "
         f"{'it' if len(refused) == 1 else 'them'} to apply the rest"
     )
+
+
+@dataclass(frozen=True)
+class DiskRebase:
+    """What ``rebase_on_disk`` found: ``merged``, the changes re-based onto the files' text now (empty
+    when none changed on disk), or ``refusal``, why a changed file cannot be re-based (then nothing is
+    re-based)."""
+
+    merged: list[FileChange]
+    refusal: str | None = None
+
+
+def rebase_on_disk(root: Path, changes: Sequence[FileChange]) -> DiskRebase:
+    """Re-base each change whose file changed on disk since the agent read it onto the file's text now
+    (``rebase.rebase_change``: a three-way merge keeping the user's change and the agent's), as
+    ``agent.applyProposal`` does for a file closed in the editor. Blocking (disk reads, merges).
+
+    The caller keeps ``merged`` as the proposal and has the user apply again after a look (the editor's
+    behaviour). A merge that conflicts, a new file that now exists, a file that can no longer be read
+    are a ``refusal`` naming the file, with the way out (discard it)."""
+    merged: list[FileChange] = []
+    for change in changes:
+        if (reason := disk_stale_reason(root, change)) is None:
+            continue
+        current = disk_text_now(root / change.path, change)
+        if current is None or change.is_new:
+            way_out = f"discard it (agent-ls discard {change.path}) or restore the file"
+            return DiskRebase([], f"{reason}; {way_out}")
+        try:
+            merged.append(rebase_change(change, current, None))
+        except MergeConflict as conflict:
+            return DiskRebase(
+                [],
+                f"{change.path} changed on disk since the agent read it, and {conflict}; "
+                f"undo your change there or discard the agent's (agent-ls discard {change.path})",
+            )
+    return DiskRebase(merged)
 
 
 def recover_interrupted_apply(root: Path) -> str | None:
