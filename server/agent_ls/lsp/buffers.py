@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pygls.uris import to_fs_path
 from pygls.workspace import Workspace as PyglsWorkspace
 
+from agent_ls.lsp.file_uris import to_fs_path
 from agent_ls.workspace.overlay import OpenBuffer
 
 

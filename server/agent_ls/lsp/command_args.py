@@ -7,8 +7,9 @@ Clients say "no argument" in several ways, and each means an object with no fiel
 - ``[[]]``: Neovim encodes an empty Lua table as an empty JSON array, so ``arguments = { {} }`` and
   ``{ sessionId = nil }`` arrive that way.
 A command whose fields are all optional then runs with its defaults; one with a required field answers
-InvalidParams naming it. Anything else that is not one object (two arguments, a string, a non-empty
-array) is refused with InvalidParams saying what came.
+InvalidParams naming it, as does a ``file:`` URI that names no usable path (``lsp.file_uris``).
+Anything else that is not one object (two arguments, a string, a non-empty array) is refused with
+InvalidParams saying what came.
 
 Every error a command answers with is one line that starts with the command's name; an unexpected
 exception (a bug) becomes an InternalError without a traceback (pygls would put one in the response),
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
+from agent_ls.lsp.file_uris import unusable_file_uri
 from agent_ls.lsp.state import AgentLanguageServer
 
 P = TypeVar("P", bound=BaseModel)
@@ -59,6 +61,8 @@ def parse_params(model: type[P], arguments: tuple[Any, ...]) -> P:
         raise JsonRpcInvalidParams(f"takes one object argument (or none), got {len(arguments)} arguments")
     if not isinstance(argument, dict):
         raise JsonRpcInvalidParams(f"takes one object argument (or none), got {_kind(argument)}")
+    if (unusable := unusable_file_uri(argument)) is not None:  # not a ValueError deep in a handler
+        raise JsonRpcInvalidParams(f"invalid arguments: {unusable}")
     try:
         return model.model_validate(argument)
     except ValidationError as exc:

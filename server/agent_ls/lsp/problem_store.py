@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pygls.uris import to_fs_path
-
 from agent_ls.lsp import protocol as p
+from agent_ls.lsp.file_uris import to_fs_path
 
 MAX_FILES = 500
 MAX_PER_FILE = 100

@@ -23,12 +23,12 @@ import logging
 from pathlib import Path
 
 from lsprotocol import types as t
-from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from agent_ls.core.events import FindingsReported
 from agent_ls.core.review import FindingSeverity, ReviewFinding
 from agent_ls.lsp import protocol as p
+from agent_ls.lsp.file_uris import to_fs_path
 from agent_ls.lsp.state import AgentLanguageServer
 
 log = logging.getLogger(__name__)

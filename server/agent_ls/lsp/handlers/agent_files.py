@@ -26,13 +26,14 @@ import logging
 from pathlib import Path
 
 from lsprotocol import types as t
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 
 from agent_ls.config import load_config, user_config_file
 from agent_ls.instructions.agent_context import home_dir
 from agent_ls.instructions.skills import Skill
 from agent_ls.instructions.watch import INSTRUCTION_FILENAMES, SKILL_FILENAME
 from agent_ls.instructions.workspace_lint import lint_root
+from agent_ls.lsp.file_uris import to_fs_path
 from agent_ls.lsp.handlers.config_files import lsp_diagnostic
 from agent_ls.lsp.state import AgentLanguageServer
 from agent_ls.settings import EnvSnapshot

@@ -21,7 +21,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from lsprotocol import types as t
-from pygls.uris import to_fs_path
 
 from agent_ls.config import load_config, path_policy_for, user_config_file
 from agent_ls.core.markdown_defang import defang_markdown
@@ -37,6 +36,7 @@ from agent_ls.instructions.workspace_lint import (
     list_files,
     not_loaded_reason,
 )
+from agent_ls.lsp.file_uris import to_fs_path
 from agent_ls.lsp.state import AgentLanguageServer
 from agent_ls.settings import EnvSnapshot
 

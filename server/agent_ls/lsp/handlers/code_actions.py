@@ -30,9 +30,9 @@ from typing import Any
 from lsprotocol import converters
 from lsprotocol import types as t
 from pydantic import ValidationError
-from pygls.uris import to_fs_path
 
 from agent_ls.lsp import protocol
+from agent_ls.lsp.file_uris import to_fs_path
 from agent_ls.lsp.state import AgentLanguageServer
 
 FIX_TITLE = "Agent: Fix this problem"

@@ -20,7 +20,6 @@ from typing import Any
 
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
-from pygls.uris import to_fs_path
 
 from agent_ls.assembly import assemble_session
 from agent_ls.config import LoadedConfig
@@ -34,6 +33,7 @@ from agent_ls.lsp.approver import LspApprover
 from agent_ls.lsp.buffers import EditorBuffers
 from agent_ls.lsp.command_args import parse_params
 from agent_ls.lsp.editor_problems import WorkspaceProblems, focus_problems
+from agent_ls.lsp.file_uris import to_fs_path
 from agent_ls.lsp.handlers import config_files, sessions
 from agent_ls.lsp.render import LspEventRenderer, usage_summary
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry

@@ -15,10 +15,11 @@ from collections import defaultdict
 from pathlib import Path
 
 from lsprotocol import types as t
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 
 from agent_ls.config import CONFIG_FILE_NAME, ConfigDiagnostic, LoadedConfig, load_config
 from agent_ls.core.file_diagnostics import FileDiagnostic
+from agent_ls.lsp.file_uris import to_fs_path
 from agent_ls.lsp.state import AgentLanguageServer
 from agent_ls.settings import EnvSnapshot
 

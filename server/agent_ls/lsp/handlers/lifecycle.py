@@ -6,9 +6,9 @@ import logging
 from pathlib import Path
 
 from lsprotocol import types as t
-from pygls.uris import to_fs_path
 
 from agent_ls.lsp.capabilities import ClientFlags
+from agent_ls.lsp.file_uris import to_fs_path
 from agent_ls.lsp.state import AgentLanguageServer
 from agent_ls.settings import EditorSettings
 

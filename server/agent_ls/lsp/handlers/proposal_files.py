@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
-from pygls.uris import to_fs_path
 
 from agent_ls.core.proposal import FileChange
 from agent_ls.lsp import protocol as p
 from agent_ls.lsp.command_args import parse_params
+from agent_ls.lsp.file_uris import to_fs_path
 from agent_ls.lsp.handlers import sessions
 from agent_ls.lsp.handlers.commands import assemble_for
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry

@@ -18,10 +18,10 @@ from typing import Any
 
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
-from pygls.uris import to_fs_path
 
 from agent_ls.lsp import protocol as p
 from agent_ls.lsp.command_args import parse_params
+from agent_ls.lsp.file_uris import to_fs_path
 from agent_ls.lsp.render import usage_summary
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
 from agent_ls.runtime import Session
