@@ -38,7 +38,7 @@ from agent_ls.core.visible_text import visible
 from agent_ls.instructions.agent_context import marker_above
 from agent_ls.policy.apply_check import edit_refusal
 from agent_ls.runtime import CONTEXT_COMMAND, Session
-from agent_ls.sessions.continuation import find_saved, start_recording
+from agent_ls.sessions.continuation import find_saved, recorded_model, start_recording
 from agent_ls.sessions.pending import record_rebase
 from agent_ls.sessions.run_lock import RunLock, SessionBusy
 from agent_ls.sessions.saved import SavedSession
@@ -227,6 +227,10 @@ async def run_headless(
     except (SessionNotFound, SessionFormatError) as exc:
         print(f"agent-ls: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    configured = bool(env.get("AGENT_LS_MODEL") or config.model)
+    if model is None and saved is not None and (recorded := recorded_model(saved, configured=configured)):
+        print(f"agent-ls: model {recorded}, as in the session's last run (--model: another)", file=sys.stderr)
+        model = recorded
     session = assemble_session(
         root=root,
         approver=TerminalApprover(yes=yes),

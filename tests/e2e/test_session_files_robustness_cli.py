@@ -202,3 +202,18 @@ def test_a_reader_that_goes_away_stops_the_run_and_its_record_says_so(tmp_path: 
     assert end["status"] == "cancelled", end
     assert end["reason"] == OUTPUT_CLOSED
     assert [s["status"] for s in _listed(root, env)] == ["cancelled"]
+
+
+def test_continue_without_a_model_uses_the_sessions_model(tmp_path: Path) -> None:
+    root, state = _project(tmp_path), tmp_path / "state"
+    env = _env(state)
+    model = script(tmp_path / "two.json", [{"content": "First."}, {"content": "Second."}])
+    first = _agent_ls("run", "one", "--model", model, root=root, env=env)
+    assert first.returncode == 0, first.stderr
+    again = _agent_ls("run", "two", "--continue", root=root, env=env)  # no --model, none configured
+    assert again.returncode == 0, again.stderr
+    assert f"model {model}, as in the session's last run" in again.stderr and "First." in again.stderr
+    other = script(tmp_path / "other.json", [{"content": "Other."}])
+    chosen = _agent_ls("run", "three", "--continue", root=root, env=env | {"AGENT_LS_MODEL": other})
+    assert chosen.returncode == 0 and "Other." in chosen.stderr, chosen.stderr
+    assert "as in the session's last run" not in chosen.stderr

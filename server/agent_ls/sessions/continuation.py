@@ -38,6 +38,16 @@ def find_saved(
     return replay(store.read(root, session_id))
 
 
+def recorded_model(saved: SavedSession, *, configured: bool) -> str | None:
+    """The model string ``saved``'s last run used, for a run that continues it with no ``--model``:
+    None when a model is ``configured`` (``AGENT_LS_MODEL``, a config file's ``model``: they win, as for
+    any run) or none was recorded (``(none)``: the last run's model could not be opened). The session
+    file is the user's own state, like the config (docs/sessions.md "Resume")."""
+    if configured or saved.model in ("", "(none)"):
+        return None
+    return saved.model
+
+
 def start_recording(
     store: SessionStore, session: Session, saved: SavedSession | None, forward: EventSink
 ) -> tuple[SessionRecorder, list[str]]:
