@@ -68,10 +68,11 @@ export function runEndedView(ended: RunEndedNotification): OutcomeView | undefin
     return undefined;
   }
   if (ended.plan && ended.status === 'done') {
-    // The answer is the plan as markdown; the Agent view shows it as a card with Approve / Revise.
+    // The answer is the plan as markdown; the Agent view shows it as a card with Approve / Revise. A
+    // notification shows plain text: the summary's bold and code marks are dropped.
     return {
       severity: 'info',
-      message: `Agent: plan ready. ${clip(ended.plan.summary, ANSWER_CHARS)} Approve or revise it in the Agent view.`,
+      message: `Agent: plan ready. ${clip(ended.plan.summary.replace(/\*\*|`/g, ''), ANSWER_CHARS)} Approve or revise it in the Agent view.`,
       actions: [SHOW_PLAN],
     };
   }

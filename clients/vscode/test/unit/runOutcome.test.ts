@@ -83,7 +83,7 @@ test('a run without changes says nothing about instructions, even if the server 
 });
 
 test('a plan run says its plan is ready and offers Show Plan (the Agent view), not its markdown answer', () => {
-  const plan = { summary: 'Add median() in median.py.', files: ['median.py'], steps: ['Write it.'], checks: [], risks: [] };
+  const plan = { summary: 'Add **median()** in `median.py`.', files: ['median.py'], steps: ['Write it.'], checks: [], risks: [] };
   assert.deepEqual(runEndedView(ended({ mode: 'plan', plan, answer: 'Add median() …\n\nSteps:\n1. Write it.', reason: 'plan submitted for approval' })), {
     severity: 'info',
     message: 'Agent: plan ready. Add median() in median.py. Approve or revise it in the Agent view.',
