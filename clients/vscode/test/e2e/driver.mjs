@@ -10,6 +10,8 @@ import { chromium } from 'playwright-core';
 import { readFileSync, mkdirSync, readdirSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { planSteps } from './plan_steps.mjs';
+
 const URL = need('E2E_URL');
 const WORKSPACE = need('E2E_WORKSPACE');
 const REQUESTS = need('E2E_REQUESTS');
@@ -388,6 +390,10 @@ async function scenario() {
   await agentView();
   await partialAccept(tab);
   await reviewFindings(tab);
+  await planSteps({
+    page, agentViewFrame, shot, check, waitUntil, mark, readRequests, text, toasts, runCommand, WORKSPACE, STEP_TIMEOUT,
+    step: (name) => { currentStep = name; },
+  });
 }
 
 // 18. A review whose finding the model reports with review_findings: it appears in the Problems panel as a

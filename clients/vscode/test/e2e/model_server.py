@@ -63,6 +63,40 @@ FINDING = "spread() of an empty list raises ValueError from max(); say so in its
 REVIEW_WITH_FINDINGS = f"Review of stats.py (1 finding):\n- stats.py:14: warning: {FINDING}"
 FIX_ANSWER = "The finding is fixed once spread()'s docstring says it needs a non-empty list."
 
+# The Agent view in plan mode (driver steps 20-22, plan_steps.mjs): a plan run that reads stats.py and also
+# tries to write median.py (refused: the policy is in plan mode), then submits its plan; "Revise" sends
+# feedback (a second plan run, which submits the revised plan); "Approve plan" implements it (write_file
+# median.py), and the acceptance check typed in the view passes on the proposal; the user applies it.
+PLAN_CHECK = 'grep -c "def median" median.py'
+MEDIAN_TEXT = (
+    '"""The median of a list of numbers."""\n'
+    "\n"
+    "\n"
+    "def median(values: list[float]) -> float:\n"
+    '    """Middle value of a non-empty list; median([]) raises IndexError."""\n'
+    "    ordered = sorted(values)\n"
+    "    middle = len(ordered) // 2\n"
+    "    if len(ordered) % 2:\n"
+    "        return ordered[middle]\n"
+    "    return (ordered[middle - 1] + ordered[middle]) / 2\n"
+)
+PLAN = {
+    "summary": "Add **median()** in a new module `median.py`, beside `mean()` in `stats.py`.",
+    "files": ["median.py"],
+    "steps": [
+        "Write `median()` in `median.py`: sort the values and take the middle one.",
+        "For an even count, return the mean of the two middle values.",
+    ],
+    "checks": [PLAN_CHECK],
+    "risks": ["Callers may look for median() in stats.py; it lives in median.py."],
+}
+REVISED_PLAN = {
+    **PLAN,
+    "steps": [*PLAN["steps"], "Say in the docstring that median([]) raises IndexError."],
+    "risks": [*PLAN["risks"], "median([]) raises IndexError; the docstring says so."],
+}
+IMPLEMENTED_ANSWER = "Added median() in median.py, as the approved plan says."
+
 STEPS: list[dict[str, object]] = [
     # The delay keeps the run's progress notification on screen long enough for its screenshot.
     {
@@ -120,6 +154,20 @@ STEPS: list[dict[str, object]] = [
     {"content": REVIEW_WITH_FINDINGS},
     # "Agent: Fix this finding" (the quick fix on the finding's diagnostic) continues the review's session.
     {"content": FIX_ANSWER},
+    # Plan mode from the Agent view: the plan run (its write_file is refused), then its plan.
+    {
+        "content": "Let me read stats.py first.",
+        "tool_calls": [
+            {"name": "read_file", "arguments": {"path": "stats.py"}},
+            {"name": "write_file", "arguments": {"path": "median.py", "content": MEDIAN_TEXT}},
+        ],
+    },
+    {"tool_calls": [{"name": "submit_plan", "arguments": PLAN}]},
+    # "Revise": the feedback's plan run submits the revised plan.
+    {"tool_calls": [{"name": "submit_plan", "arguments": REVISED_PLAN}]},
+    # "Approve plan": the implementation run writes median.py, then answers (the check then passes).
+    {"tool_calls": [{"name": "write_file", "arguments": {"path": "median.py", "content": MEDIAN_TEXT}}]},
+    {"content": IMPLEMENTED_ANSWER},
 ]
 
 
