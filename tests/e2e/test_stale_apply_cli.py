@@ -15,23 +15,29 @@ def _agent_ls(*args: str, root: Path, env: dict[str, str]) -> subprocess.Complet
     return run(args, cwd=root, env=env)
 
 
-def _propose(tmp_path: Path, root: Path, env: dict[str, str], name: str, text: str) -> None:
-    write = {"tool_calls": [{"name": "write_file", "arguments": {"path": name, "content": text}}]}
-    model = script(tmp_path / f"{name}.json", [write, {"content": "ok"}])
-    ran = _agent_ls("run", "--model", model, f"change {name}", root=root, env=env)
+def _proposed_then_edited(
+    tmp_path: Path, original: str, proposed: str, edited: str
+) -> tuple[Path, dict[str, str]]:
+    """A project whose a.txt held ``original`` when a run proposed ``proposed`` for it, and which the user
+    then changed to ``edited`` on disk; returns the project folder and the environment to run in."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.txt").write_text(original)
+    env = user_environment(AGENT_LS_STATE_DIR=str(tmp_path / "state"))
+    write = {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": proposed}}]}
+    model = script(tmp_path / "a.txt.json", [write, {"content": "ok"}])
+    ran = _agent_ls("run", "--model", model, "change a.txt", root=root, env=env)
     assert ran.returncode == 0, ran.stderr
+    (root / "a.txt").write_text(edited)
+    return root, env
 
 
 def test_a_user_edit_is_merged_into_the_stored_proposal_and_the_next_apply_writes_both(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "a.txt").write_text("one\ntwo\nthree\n")
-    env = user_environment(AGENT_LS_STATE_DIR=str(tmp_path / "state"))
-    _propose(tmp_path, root, env, "a.txt", "one\ntwo\nTHREE\n")
-    (root / "a.txt").write_text("# user edit\none\ntwo\nthree\n")
-
+    root, env = _proposed_then_edited(
+        tmp_path, "one\ntwo\nthree\n", "one\ntwo\nTHREE\n", "# user edit\none\ntwo\nthree\n"
+    )
     first = _agent_ls("apply", root=root, env=env)
     assert first.returncode == 1, first.stderr
     assert "a.txt changed on disk since the agent read it; the proposal was re-based" in first.stderr
@@ -43,12 +49,7 @@ def test_a_user_edit_is_merged_into_the_stored_proposal_and_the_next_apply_write
 
 
 def test_an_overlapping_user_edit_is_refused_with_what_to_do(tmp_path: Path) -> None:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "a.txt").write_text("one\n")
-    env = user_environment(AGENT_LS_STATE_DIR=str(tmp_path / "state"))
-    _propose(tmp_path, root, env, "a.txt", "ONE\n")
-    (root / "a.txt").write_text("one, typed\n")
+    root, env = _proposed_then_edited(tmp_path, "one\n", "ONE\n", "one, typed\n")
     refused = _agent_ls("apply", root=root, env=env)
     assert refused.returncode == 1, refused.stderr
     assert "your change to a.txt overlaps the agent's at line(s) 1" in refused.stderr
@@ -57,12 +58,9 @@ def test_an_overlapping_user_edit_is_refused_with_what_to_do(tmp_path: Path) -> 
 
 
 def test_run_continue_apply_re_bases_the_same_way(tmp_path: Path) -> None:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "a.txt").write_text("one\ntwo\nthree\n")
-    env = user_environment(AGENT_LS_STATE_DIR=str(tmp_path / "state"))
-    _propose(tmp_path, root, env, "a.txt", "one\ntwo\nTHREE\n")
-    (root / "a.txt").write_text("# user edit\none\ntwo\nthree\n")
+    root, env = _proposed_then_edited(
+        tmp_path, "one\ntwo\nthree\n", "one\ntwo\nTHREE\n", "# user edit\none\ntwo\nthree\n"
+    )
     model = script(tmp_path / "noop.json", [{"content": "nothing to add"}, {"content": "still nothing"}])
     first = _agent_ls("run", "--continue", "--apply", "--model", model, "apply it", root=root, env=env)
     assert first.returncode == 1 and "the proposal was re-based onto your text" in first.stderr, first.stderr
