@@ -35,18 +35,29 @@ def _task(prompt: str = "Find where /pay is routed") -> AssistantMessage:
     return _call("t1", "task", {"description": "find the route", "prompt": prompt})
 
 
-async def _parent(
-    model: ScriptedModel, *, max_tokens: int = 100_000
-) -> tuple[RunEnded, list[Event], list[Message]]:
+def _subagents(model: ScriptedModel, *, max_tokens: int = 100_000) -> Subagents:
+    """The run's subagents over a workspace holding SECRET_LINE, their jobs sent to ``model``."""
     child = make_harness({"app/routes.py": SECRET_LINE + "\n"}, tools=read_only_tools())
     subagents = Subagents("s1", "/ws", child.registry, lambda: "", max_tokens=max_tokens)
     subagents.model = model
+    return subagents
+
+
+async def _parent(
+    model: ScriptedModel,
+    *,
+    max_tokens: int = 100_000,
+    subagents: Subagents | None = None,
+    task: str = "Fix the payment route",
+) -> tuple[RunEnded, list[Event], list[Message]]:
+    """A parent run of ``task`` with the task tool (``subagents``, else ones sent to ``model``)."""
+    subagents = subagents or _subagents(model, max_tokens=max_tokens)
     parent = make_harness(tools=[task_tool(subagents)])
     events: list[Event] = []
-    history: list[Message] = [SystemMessage("parent prompt"), UserMessage("Fix the payment route")]
+    history: list[Message] = [SystemMessage("parent prompt"), UserMessage(task)]
     ended = await run_loop(
         session_id="s1",
-        task="Fix the payment route",
+        task=task,
         history=history,
         model=model,
         tools=parent.registry,
@@ -166,20 +177,9 @@ async def test_the_subagent_roles_model_is_opened_at_the_first_job_and_closed_wi
         opened.append("subagent")
         return own
 
-    child = make_harness({"app/routes.py": SECRET_LINE + "\n"}, tools=read_only_tools())
-    subagents = Subagents("s1", "/ws", child.registry, lambda: "")
-    subagents.model, subagents.open_own = parent_model, open_own
-    parent = make_harness(tools=[task_tool(subagents)])
-    history: list[Message] = [SystemMessage("parent prompt"), UserMessage("Two jobs")]
-    ended = await run_loop(
-        session_id="s1",
-        task="Two jobs",
-        history=history,
-        model=parent_model,
-        tools=parent.registry,
-        emit=lambda event: None,
-        limits=LoopLimits(),
-    )
+    subagents = _subagents(parent_model)
+    subagents.open_own = open_own
+    ended, _, _ = await _parent(parent_model, subagents=subagents, task="Two jobs")
 
     assert ended.status == "done" and ended.answer == "Both done."
     assert opened == ["subagent"] and len(own.seen) == 2 and len(parent_model.seen) == 3
