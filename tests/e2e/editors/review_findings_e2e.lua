@@ -19,45 +19,15 @@ local result = {
   error = vim.NIL,
 }
 
-local function wait(what, ms, predicate)
-  if not vim.wait(ms, predicate, 20) then
-    error("timed out after " .. ms .. " ms waiting for " .. what)
-  end
-end
-
-local function request(client, bufnr, method, params)
-  local response = nil
-  client.request(method, params, function(err, res)
-    response = err and { error = vim.inspect(err) } or { result = res or vim.NIL }
-  end, bufnr)
-  wait(method, 20000, function() return response ~= nil end)
-  if response.error then
-    error(method .. " failed: " .. response.error)
-  end
-  return response.result
-end
+local lib = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/agent_ls_client.lua")
+local wait, request = lib.wait, lib.request
 
 local function main()
   vim.lsp.set_log_level("debug")
   vim.cmd("edit " .. vim.fn.fnameescape(env.AGENT_LS_E2E_FILE))
   local bufnr = vim.api.nvim_get_current_buf()
   local uri = vim.uri_from_bufnr(bufnr)
-  local client_id = vim.lsp.start_client({
-    name = "agent-ls",
-    cmd = { env.AGENT_LS_E2E_PYTHON, "-m", "agent_ls", "serve" },
-    root_dir = env.AGENT_LS_E2E_ROOT,
-    init_options = { agentLs = { model = "openai/test-model", baseUrl = env.AGENT_LS_E2E_BASE_URL } },
-    handlers = {
-      ["window/showMessageRequest"] = function() return vim.NIL end,
-      ["window/logMessage"] = function() end,
-      ["agent/event"] = function() end,
-      ["agent/runEnded"] = function(_, params) result.run_ended = params end,
-    },
-  })
-  assert(client_id, "vim.lsp.start_client failed")
-  assert(vim.lsp.buf_attach_client(bufnr, client_id), "buf_attach_client failed")
-  local client = vim.lsp.get_client_by_id(client_id)
-  wait("initialize", 20000, function() return client.initialized end)
+  local client_id, client = lib.start(bufnr, function(params) result.run_ended = params end)
 
   local started = request(client, bufnr, "workspace/executeCommand",
     { command = "agent.runSkill", arguments = { { skill = "code-review", uri = uri } } })
