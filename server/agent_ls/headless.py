@@ -291,6 +291,8 @@ async def _run_locked(
     """The run of ``run_headless`` once the session's lock is held: recorded, shown, applied."""
     findings = RunFindings()
     transcript = Transcript()  # a reader that goes away stops the run (terminal_text.Transcript)
+    if session.show_request is not None:  # --debug's request dumps go the same way
+        session.show_request = lambda text: transcript.line(f"agent-ls: --debug: {text}")
 
     def render(event: Event) -> None:
         if isinstance(event, FindingsReported):

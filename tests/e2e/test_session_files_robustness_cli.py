@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agent_ls.terminal_text import OUTPUT_CLOSED
 from tests.support.agent_cli import run, script, start, user_environment
 
@@ -177,16 +179,20 @@ def test_apply_from_outside_the_workspace_reads_relative_files_in_the_workspace(
     assert (root / "sub" / "d.txt").read_text() == "sub/d.txt\n"
 
 
-def test_a_reader_that_goes_away_stops_the_run_and_its_record_says_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flags", [(), ("--debug",)])
+def test_a_reader_that_goes_away_stops_the_run_and_its_record_says_so(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
     """``agent-ls run … 2>&1 | head -1``: the closed transcript stops the run like SIGPIPE (exit 141);
-    the stored run is ``cancelled`` with that reason, not an internal error of agent-ls."""
+    the stored run is ``cancelled`` with that reason, not an internal error of agent-ls (``--debug``'s
+    request dumps, printed inside the model call, included)."""
     root, state = _project(tmp_path), tmp_path / "state"
     env = _env(state)
     listing = {"tool_calls": [{"name": "list_files", "arguments": {}}], "delay_s": 2}
     model = script(tmp_path / "slow.json", [listing, {"content": "never read", "delay_s": 5}])
     reader, writer = os.pipe()
     process = subprocess.Popen(
-        [sys.executable, "-m", "agent_ls", "run", "slowly", "--model", model],
+        [sys.executable, "-m", "agent_ls", "run", "slowly", "--model", model, *flags],
         cwd=root,
         env=env,
         stdin=subprocess.DEVNULL,
