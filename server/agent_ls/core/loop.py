@@ -187,7 +187,7 @@ async def run_loop(
     ended = RunEnded(
         status=status,
         reason=_with_left_out(reason, left_out() if left_out is not None else ()),
-        answer=defang_markdown(_last_text(history)).text,
+        answer=defang_markdown(run.answer).text,
         usage=run.total,
         session_usage=session_usage + run.total,
         usage_by_role=dict(run.by_role),
@@ -231,6 +231,9 @@ class _RunState:
     checks: tuple[CheckResult, ...] = ()
     """The acceptance checks' results, while the run may end on them (cleared when the model goes on)."""
     check_rounds: int = 0
+    answer: str = ""
+    """The text of this run's last model reply that had one: never an earlier run's (a run whose model
+    never replied has none, though the session's history holds the answers of its earlier runs)."""
 
     def add(self, role: ModelRole, usage: Usage) -> None:
         """Count one model call of ``role``."""
@@ -271,6 +274,8 @@ async def _turns(
             response = await _complete(model, _with_note(history, note), specs, emit, limits)
         message = response.message
         history.append(message)
+        if message.text:
+            run.answer = message.text
         if compactor is not None:
             compactor.observe(len(history), response.usage)
         run.add("main", response.usage)
@@ -420,13 +425,6 @@ class _DefangedDeltas:
             rest = stream.flush()
             if rest:
                 self._emit(MessageDelta(text=rest, kind="text" if kind == "text" else "reasoning"))
-
-
-def _last_text(history: list[Message]) -> str:
-    for message in reversed(history):
-        if isinstance(message, AssistantMessage) and message.text:
-            return message.text
-    return ""
 
 
 def _answer_orphans(history: list[Message]) -> None:

@@ -169,6 +169,18 @@ async def test_unexpected_exception_is_reported_not_raised() -> None:
     assert (ended.status, ended.reason) == ("error", "internal error: RuntimeError: boom")
 
 
+async def test_a_run_whose_model_never_replied_has_no_answer_not_the_last_runs() -> None:
+    # Found by a new-user trial: a follow-up whose model call failed printed (and stored) the earlier
+    # run's answer as its own.
+    history: list[Message] = [UserMessage("1st"), AssistantMessage(text="earlier answer"), UserMessage("go")]
+    model = ScriptedModel([ModelServerError("model server http://x failed (HTTP 500)")])
+    ended = await run_loop(
+        session_id="s1", task="go", history=history, model=model, tools=EchoTools(), emit=[].append,
+        limits=LoopLimits(),
+    )  # fmt: skip
+    assert (ended.status, ended.answer) == ("error", "")
+
+
 async def test_session_usage_adds_the_earlier_runs() -> None:
     before = Usage(input_tokens=100, output_tokens=7, cost_usd=0.5)
     model = ScriptedModel([AssistantMessage(text="done")])
