@@ -228,6 +228,19 @@ def _main(argv: Sequence[str] | None) -> int:
     if not args.task.strip():
         print("agent-ls: the task is empty; say what the agent should do", file=sys.stderr)
         return EXIT_USAGE
+    # A plan run edits nothing and runs no checks (docs/modes.md): both flags belong to the run that
+    # implements the plan, so taking them here would apply an earlier run's proposal or drop the checks.
+    if args.plan and (args.apply or args.checks):
+        flag = "--apply" if args.apply else "--check"
+        print(
+            f"agent-ls: {flag} does not go with --plan: a plan run edits nothing and runs no checks; "
+            f'give it to the run that implements the plan (agent-ls run --continue {flag} … "go")',
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if any(not check.strip() for check in args.checks):
+        print("agent-ls: --check needs a command; an empty one checks nothing", file=sys.stderr)
+        return EXIT_USAGE
     if not args.workspace.is_dir():
         print(f"agent-ls: workspace {args.workspace} is not a directory", file=sys.stderr)
         return EXIT_USAGE

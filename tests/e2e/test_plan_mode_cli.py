@@ -65,3 +65,19 @@ def test_plan_then_continue_go_implements_the_plan(tmp_path: Path) -> None:
         assert "Add a NOTES.md that explains the project." in carried and carried.endswith("go")
         assert "submit_plan" not in [tool["function"]["name"] for tool in first["tools"]]
     assert (root / "NOTES.md").read_text() == "notes\n"
+
+
+def test_apply_and_check_belong_to_the_run_that_implements_the_plan(tmp_path: Path) -> None:
+    # Found by a new-user trial: `--continue --plan --apply` applied the earlier run's proposal from a
+    # run that promises to edit nothing, and `--plan --check` dropped the check without a word.
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.txt").write_text("one\n")
+    for extra in (["--apply"], ["--check", "test -f a.txt"]):
+        refused = run(["run", "--plan", *extra, "plan it"], cwd=root)
+        assert refused.returncode == 2, refused.stderr
+        assert f"{extra[0]} does not go with --plan" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    empty = run(["run", "--check", " ", "do it"], cwd=root)
+    assert empty.returncode == 2 and "--check needs a command" in empty.stderr
+    assert (root / "a.txt").read_text() == "one\n"
