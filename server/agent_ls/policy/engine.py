@@ -327,10 +327,12 @@ class PermissionPolicy:
     ) -> Decision:
         decided = strictest(judgements)
         if self.plan_mode and file_key == "bash" and decided.verdict != "allow":
-            refused = Judgement("deny", PLAN_RULE, PLAN_COMMAND_REASON)
-            return Decision(
-                "deny", PLAN_RULE, parts, subject, PLAN_COMMAND_REASON, (*judgements, refused), key
-            )
+            # Keep the policy's own reason (an absolute path, a .git operand, no rule matches): a read-only
+            # variant (``ls .`` for ``ls /abs/path``) may well be allowed, and the model needs to know why.
+            underlying = decided.reason or decided.rule
+            reason = f"{PLAN_COMMAND_REASON}; {underlying}" if underlying else PLAN_COMMAND_REASON
+            refused = Judgement("deny", PLAN_RULE, reason)
+            return Decision("deny", PLAN_RULE, parts, subject, reason, (*judgements, refused), key)
         if decided.verdict == "ask" and key in self._session:
             return Decision(
                 "allow", SESSION_RULE, parts, subject, "allowed earlier for this session", judgements, key

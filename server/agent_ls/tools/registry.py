@@ -63,7 +63,7 @@ from agent_ls.core.events import (
 from agent_ls.core.messages import ToolCall, ToolResultMessage, ToolSpec
 from agent_ls.core.ports import ApprovalRequest, Approver, CommandResult
 from agent_ls.core.untrusted_json import ARGUMENT_MAX_DEPTH, JSONTooDeep, loads, well_formed
-from agent_ls.policy.engine import PermissionPolicy
+from agent_ls.policy.engine import PLAN_RULE, PermissionPolicy
 from agent_ls.tools import read_output
 from agent_ls.tools.base import OutputKeeper, Tool, ToolContext, ToolOutput
 from agent_ls.tools.load_tools import load_tools_tool
@@ -78,6 +78,10 @@ RETRY_ADVICE = (
     "Do not retry it or a variant of it; suggest an alternative, or ask the user to run it themselves."
 )
 """What a policy refusal tells the model after the rule and the subject."""
+PLAN_RETRY_ADVICE = (
+    "A read-only variant (a relative path, no redirect) may run; do not edit before the plan is approved."
+)
+"""What a plan-mode refusal of a command tells the model after its reason (issue 17 trial, finding 5)."""
 NUL_REFUSAL = "an argument holds a NUL character (\\0), which no path, pattern or command can hold; remove it"
 
 
@@ -305,6 +309,9 @@ class ToolRegistry:
             decision = self._policy.check_path(rel, write=tool.permission == "edit")
         if decision.verdict == "deny":
             emit(VerdictGiven(call_id, tool.name, "deny", decision.rule, decision.subject))
+            if decision.rule == PLAN_RULE and tool.permission == "bash":
+                text = f"Blocked by policy ({decision.reason}): {decision.subject}. {PLAN_RETRY_ADVICE}"
+                return text, None
             return f"Blocked by policy ({decision.rule}): {decision.subject}. {RETRY_ADVICE}", None
         if decision.verdict == "allow":
             emit(VerdictGiven(call_id, tool.name, "allow", decision.rule, decision.subject))

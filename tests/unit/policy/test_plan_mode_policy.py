@@ -84,3 +84,10 @@ def test_leaving_plan_mode_restores_the_verdicts(root: Path) -> None:
     policy.plan_mode = False
     assert policy.check_command("pytest -q").verdict == "allow"
     assert policy.check_path("src/app.py", write=True).verdict == "allow"
+
+
+def test_a_refused_read_only_looking_command_keeps_the_policys_own_reason(root: Path) -> None:
+    absolute = plan_policy(root).check_command(f"ls {root}")
+    assert (absolute.verdict, absolute.rule) == ("deny", PLAN_RULE)
+    assert "only read-only commands run" in absolute.reason
+    assert "an absolute path into the real workspace" in absolute.reason

@@ -349,3 +349,14 @@ def test_tool_names_must_be_unique() -> None:
 def test_a_tool_must_have_the_argument_its_permission_judges() -> None:
     with pytest.raises(TypeError, match="needs an argument 'command'"):
         Tool(name="shell", description="", args=PathArgs, run=_boom, mutates=False, permission="bash")
+
+
+async def test_a_plan_mode_refusal_gives_the_policys_reason_and_allows_a_read_only_variant() -> None:
+    h = make_harness()
+    h.policy.plan_mode = True
+    result = await h.call("bash", {"command": "make build"})
+    assert result.is_error
+    assert "only read-only commands run" in result.content
+    assert "no rule matches" in result.content  # the underlying "ask" reason, no longer dropped
+    assert "variant" in result.content and "Do not retry it or a variant of it" not in result.content
+    assert h.runner.calls == []
