@@ -23,6 +23,7 @@ reads the answer and decides, and a second request would cost a turn the model a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 from types import TracebackType
@@ -110,7 +111,39 @@ class PlanModeTools:
             return await self._planner.execute(call, emit)
         if call.name in REFUSED:
             return _refuse(call, emit)
+        unavailable = _not_offered(call) if call.name == "load_tools" else []
+        if unavailable:
+            return _not_in_plan_mode(call, unavailable, emit)
         return await self._tools.execute(call, emit)
+
+
+def _not_offered(call: ToolCall) -> list[str]:
+    """The names a ``load_tools`` call asks for that a plan run does not offer (``write_file``); [] when its
+    arguments are not a ``{"names": [...]}`` object (the registry then says what is wrong)."""
+    try:
+        names = json.loads(call.arguments or "{}").get("names")
+    except (ValueError, AttributeError, RecursionError):
+        return []
+    if not isinstance(names, list):
+        return []
+    return [name for name in names if isinstance(name, str) and name not in OFFERED]
+
+
+def _not_in_plan_mode(call: ToolCall, names: list[str], emit: EventSink) -> ToolResultMessage:
+    """``load_tools`` naming a tool a plan run does not offer: say so, rather than "Loaded ...; call them
+    now." for a tool whose every call would be refused (issue 17 trial, finding 10)."""
+    call_id, name = well_formed(call.call_id), well_formed(call.name)
+    emit(ToolCallStarted(call_id=call_id, name=name, arguments=well_formed(call.arguments)))
+    emit(VerdictGiven(call_id, name, "allow", PLAN_RULE, name))
+    shown = ", ".join(well_formed(n) for n in names)
+    text = (
+        f"Not loaded: {shown} not available in plan mode (a plan run has read-only tools; edits come after "
+        "the plan is approved). Research with the tools you have and submit your plan with submit_plan."
+    )
+    emit(ToolCallFinished(call_id=call_id, name=name, is_error=True, output=text))
+    return ToolResultMessage(
+        call_id=call_id, name=name, content=wrap_tool_result(name, text, True), is_error=True
+    )
 
 
 def _refuse(call: ToolCall, emit: EventSink) -> ToolResultMessage:

@@ -227,3 +227,13 @@ async def test_a_commands_changes_stay_out_of_the_proposal_in_a_plan_run(tmp_pat
     finally:
         session.close()
     assert (root / "a.txt").read_text() == "one\n"
+
+
+async def test_load_tools_says_a_tool_is_not_available_in_plan_mode(tmp_path: Path) -> None:
+    planned, tools, _ = _planned(tmp_path)
+    events: list[Event] = []
+    result = await planned.execute(ToolCall("l1", "load_tools", '{"names": ["write_file"]}'), events.append)
+    assert result.is_error and "write_file not available in plan mode" in result.content
+    assert "call them now" not in result.content
+    await planned.execute(ToolCall("l2", "load_tools", '{"names": ["todo_write"]}'), events.append)
+    assert tools.calls == ["load_tools"]  # an offered tool loads as before
