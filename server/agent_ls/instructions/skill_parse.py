@@ -48,6 +48,17 @@ _TRUE = frozenset({"true", "yes", "on"})
 _FALSE = frozenset({"false", "no", "off"})
 
 
+CHECKS_KEY = "checks"
+"""The ``metadata`` key of a skill's acceptance checks (``tools.acceptance.CHECKS_METADATA_KEY``)."""
+CHECKS_LIST_NOTE = (
+    "metadata 'checks' is a list: each item is read as one command (the Agent Skills spec makes metadata "
+    "values strings; a block string 'checks: |' with one command per line works everywhere)"
+)
+CHECKS_NOT_TEXT = (
+    "metadata 'checks' must be a string, one command per line, or a list of commands; ignored, no check runs"
+)
+
+
 @dataclass(frozen=True)
 class ParsedSkill:
     """The fields of a SKILL.md frontmatter that agent-ls uses, read leniently.
@@ -256,10 +267,27 @@ class _Reader:
             self.report("metadata", "warning", "'metadata' must be a mapping of keys to strings; ignored")
             return {}
         source = self.fm.source
-        return {
-            node_text(key, source): "" if value.tag.endswith(":null") else node_text(value, source)
-            for key, value in node.value
-        }
+        entries: dict[str, str] = {}
+        for key, value in node.value:
+            name = node_text(key, source)
+            if name == CHECKS_KEY and not isinstance(value, yaml.ScalarNode):
+                checks = self.checks(value)
+                if checks is not None:
+                    entries[name] = checks
+                continue
+            entries[name] = "" if value.tag.endswith(":null") else node_text(value, source)
+        return entries
+
+    def checks(self, node: yaml.Node) -> str | None:
+        """A ``metadata`` ``checks`` value that is not a string: a list of plain strings is read as one
+        command per item (what users write; information diagnostic), anything else is dropped with a warning
+        (its source text would become a bogus command such as ``- grep -q 3 app.py``)."""
+        items = node.value if isinstance(node, yaml.SequenceNode) else None
+        if items is not None and all(isinstance(i, yaml.ScalarNode) and "\n" not in i.value for i in items):
+            self.report("metadata", "information", CHECKS_LIST_NOTE)
+            return "\n".join(str(item.value) for item in items)
+        self.report("metadata", "warning", CHECKS_NOT_TEXT)
+        return None
 
 
 def parse_skill(

@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from agent_ls.instructions.skill_parse import ParsedSkill, parse_skill, skill_id, split_allowed_tools
+from agent_ls.instructions.skill_parse import (
+    CHECKS_NOT_TEXT,
+    ParsedSkill,
+    parse_skill,
+    skill_id,
+    split_allowed_tools,
+)
 
 P = Path("/ws/.agents/skills/demo/SKILL.md")
 NO_NAME = "no 'name' in the frontmatter; the skill is named after its directory,"
@@ -257,3 +263,24 @@ def test_a_claude_code_argument_hint_loads_leniently_as_text() -> None:
     skill, diagnostics = parse("name: demo\ndescription: d\nargument-hint: [pr-number] [priority]\n")
     assert skill is not None and skill.argument_hint == "[pr-number] [priority]"
     assert [(line, severity) for line, severity, _ in diagnostics] == [(3, "warning")]
+
+
+def test_metadata_checks_as_a_list_is_one_command_per_item_with_a_note() -> None:
+    skill, diagnostics = parse(
+        "name: demo\ndescription: d\nmetadata:\n  checks:\n    - grep -q 3 app.py\n    - ruff check .\n"
+    )
+    assert skill is not None and skill.metadata == {"checks": "grep -q 3 app.py\nruff check ."}
+    assert [(line, severity) for line, severity, _ in diagnostics] == [(3, "information")]
+    assert "metadata 'checks' is a list" in diagnostics[0][2]
+
+
+def test_metadata_checks_that_is_neither_text_nor_a_list_of_commands_is_dropped_with_a_warning() -> None:
+    skill, diagnostics = parse("name: demo\ndescription: d\nmetadata:\n  checks:\n    run: pytest\n")
+    assert skill is not None and skill.metadata == {}
+    assert diagnostics == [
+        (
+            3,
+            "warning",
+            CHECKS_NOT_TEXT,
+        )
+    ]
