@@ -122,7 +122,8 @@ def terminal_prompt(request: ApprovalRequest) -> str:
     pass for a line of the question.
     """
     subject = "\n  │ ".join(visible(request.subject).split("\n"))
-    lines = [f"agent-ls wants to run {request.tool_name}: {subject}", f"  ({request.reason})"]
+    what = f"an {request.purpose} ({request.tool_name})" if request.purpose else request.tool_name
+    lines = [f"agent-ls wants to run {what}: {subject}", f"  ({request.reason})"]
     if request.always:
         lines.append(f"  [a]lways adds to your user config: {', '.join(request.always)}")
     elif request.no_always:
@@ -349,6 +350,15 @@ async def _run_locked(
         if ended.status != "done":
             print(f"agent-ls: not applying: the run ended {ended.status}", file=sys.stderr)
             return EXIT_BY_STATUS[ended.status]
+        if ended.not_verified:  # "done" must not be written as if checked (docs/modes.md)
+            count = len(ended.not_verified)
+            print(
+                f"agent-ls: not applying: {count} acceptance check(s) not verified (above); "
+                "`agent-ls apply` writes the proposal anyway",
+                file=sys.stderr,
+            )
+            recorder.log.close()
+            return 1
         judge = edit_refusal(session.policy)
         if refused_edits(changes, judge) is None and (
             rebased := record_rebase(recorder.log, session.root, changes)

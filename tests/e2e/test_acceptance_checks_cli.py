@@ -21,9 +21,9 @@ def _shop(tmp_path: Path) -> Path:
     return root
 
 
-def _run(root: Path, server: FakeModelServer, *checks: str) -> tuple[int, str, str]:
+def _run(root: Path, server: FakeModelServer, *checks: str, apply: bool = False) -> tuple[int, str, str]:
     env = agent_cli.user_environment(AGENT_LS_BASE_URL=server.base_url)
-    flags = [flag for check in checks for flag in ("--check", check)]
+    flags = [flag for check in checks for flag in ("--check", check)] + (["--apply"] if apply else [])
     args = ["run", "Refuse negative amounts", "--model", "openai/test", "--workspace", str(root), *flags]
     done = agent_cli.run(args, cwd=root, env=env)
     return done.returncode, done.stdout, done.stderr
@@ -60,14 +60,20 @@ def test_a_false_done_exits_1_with_the_failing_check(tmp_path: Path) -> None:
     )
 
 
-def test_an_ask_check_with_no_terminal_is_not_verified(tmp_path: Path) -> None:
+def test_the_users_own_ask_check_runs_with_no_terminal(tmp_path: Path) -> None:
     root = _shop(tmp_path)
-    check = "python3 -c 'print(1)'"
+    check = "python3 -c 'print(1)'"  # "ask" (no rule matches): the user typed it, so it counts as approved
     with FakeModelServer([{"content": "Nothing to change."}]) as server:
         code, _, stderr = _run(root, server, check)
-    assert code == 0, stderr  # nothing failed; nothing was verified either, and the terminal says so
-    assert (
-        "Not verified:\n  - python3 -c 'print(1)': not run: denied: python3 -c 'print(1)' was not run"
-        in stderr
-    )
-    assert "nobody could be asked (headless)" in stderr
+    assert code == 0, stderr
+    assert f"  ✓ {check} (exit code 0)\nNot verified: nothing (every check ran)" in stderr
+    assert "nobody could be asked" not in stderr
+
+
+def test_apply_is_refused_when_a_check_was_not_verified(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    with FakeModelServer([{"tool_calls": [GUARD]}, {"content": "Guarded."}]) as server:
+        code, _, stderr = _run(root, server, CHECK, "rm -rf build", apply=True)
+    assert code == 1, stderr
+    assert "agent-ls: not applying: 1 acceptance check(s) not verified" in stderr
+    assert (root / "price.py").read_text() == PRICE

@@ -82,6 +82,8 @@ class ApprovalRequest:
             build``); empty when "always" is not offered.
         no_always: when ``always`` is empty, why (an explicit ask rule, a command that cannot be read):
             the prompt says it.
+        purpose: what the harness runs it for when the model did not ask (``acceptance check``), shown in
+            the question; empty for a model's call.
     """
 
     tool_name: str
@@ -90,6 +92,7 @@ class ApprovalRequest:
     rule: str = ""
     always: tuple[str, ...] = ()
     no_always: str = ""
+    purpose: str = ""
 
 
 @dataclass(frozen=True)

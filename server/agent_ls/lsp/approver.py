@@ -40,7 +40,8 @@ _REPLIES: dict[str, ApprovalReply] = {
 
 def prompt_text(request: ApprovalRequest) -> str:
     """The prompt's message: what, why, and, when "Always allow" is not offered, why not."""
-    text = f"agent-ls wants to run {request.tool_name}: {request.subject}\n({request.reason})"
+    what = f"an {request.purpose} ({request.tool_name})" if request.purpose else request.tool_name
+    text = f"agent-ls wants to run {what}: {request.subject}\n({request.reason})"
     if request.always:
         return f'{text}\n"Always allow" adds to your user config: {", ".join(request.always)}'
     if request.no_always:

@@ -3,10 +3,12 @@
 ``AcceptanceChecks`` implements the core ``Verifier`` port. The checks are the run's own (``agent-ls run
 --check``, ``agent.run {checks}``) followed by those of every skill activated in the session (a SKILL.md
 ``metadata`` entry ``checks``: one command per line, ``skill_checks``), without repeats. Each one, in order,
-goes through ``ToolRegistry.run_command``: the permission policy judges it as a ``bash`` call ("ask" asks
-the run's approver; nobody to ask is a deny), then it runs in the session's shadow copy with the proposal
-written in, with the ``bash`` tool's timeout. A check that may not run is reported as not run with the
-refusal; a timeout is a failure; the output tail (``core.checks.output_tail``) has secrets redacted.
+goes through ``ToolRegistry.run_command``: the permission policy judges it as a ``bash`` call; "ask" asks
+the run's approver for a skill's check (it comes from the repository; nobody to ask is a deny) and is
+allowed for the run's own (the user typed it), "deny" refuses both; then it runs in the session's shadow
+copy with the proposal written in, with the ``bash`` tool's timeout. A check that may not run is reported
+as not run with the refusal; a timeout is a failure; the output tail (``core.checks.output_tail``) has
+secrets redacted.
 """
 
 from __future__ import annotations
@@ -74,7 +76,9 @@ class AcceptanceChecks:
         results = []
         for index, command in enumerate(self.commands(), start=1):
             try:
-                outcome = await self._registry.run_command(command, f"{CALL_ID_PREFIX}{index}", emit)
+                outcome = await self._registry.run_command(
+                    command, f"{CALL_ID_PREFIX}{index}", emit, approved_by_user=command in self._given
+                )
             except Exception as exc:  # a broken runner must not end the run: the check is not verified
                 log.exception("acceptance check %r failed to run", command)
                 outcome = f"it could not be started: {type(exc).__name__}: {exc}"

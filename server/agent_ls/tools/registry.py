@@ -78,6 +78,10 @@ RETRY_ADVICE = (
     "Do not retry it or a variant of it; suggest an alternative, or ask the user to run it themselves."
 )
 """What a policy refusal tells the model after the rule and the subject."""
+USER_CHECK_RULE = "check: the user's own acceptance check"
+"""The rule of an "ask" verdict allowed without asking: the user gave the check themselves (``--check``)."""
+CHECK_PURPOSE = "acceptance check"
+"""``ApprovalRequest.purpose`` of a check the harness runs (``run_command``)."""
 PLAN_RETRY_ADVICE = (
     "A read-only variant (a relative path, no redirect) may run; do not edit before the plan is approved."
 )
@@ -215,10 +219,15 @@ class ToolRegistry:
             call_id=call.call_id, name=call.name, content=wrapped, is_error=result.is_error
         )
 
-    async def run_command(self, command: str, call_id: str, emit: EventSink) -> CommandResult | str:
+    async def run_command(
+        self, command: str, call_id: str, emit: EventSink, *, approved_by_user: bool = False
+    ) -> CommandResult | str:
         """Run ``command`` as a ``bash`` call the harness makes itself (an acceptance check,
-        ``tools.acceptance``), not the model: the same permission check (verdict, question to the approver,
-        ``VerdictGiven`` under ``call_id``), then the session's runner with ``command_timeout_s`` seconds.
+        ``tools.acceptance``), not the model: the same permission check (verdict, question to the approver
+        with ``purpose`` ``acceptance check``, ``VerdictGiven`` under ``call_id``), then the session's runner
+        with ``command_timeout_s`` seconds. ``approved_by_user``: the user gave this command themselves
+        (``--check``), so an "ask" verdict is allowed under ``USER_CHECK_RULE`` without asking; a "deny"
+        still refuses it.
 
         Returns:
             The refusal text (the same the model would read) when it may not run, else the
@@ -228,7 +237,10 @@ class ToolRegistry:
         tool = self._tools.get("bash")
         if tool is None:
             return "this session runs no shell commands (no bash tool)"
-        refusal, _ = await self._check_permission(tool, tool.args(command=command), call_id, emit)
+        args = tool.args(command=command)
+        refusal, _ = await self._check_permission(
+            tool, args, call_id, emit, purpose=CHECK_PURPOSE, approved_by_user=approved_by_user
+        )
         if refusal is not None:
             return refusal
         result = await self._ctx.runner.run(command, self._ctx.command_timeout_s)
@@ -284,7 +296,14 @@ class ToolRegistry:
         )
 
     async def _check_permission(
-        self, tool: Tool[Any], args: BaseModel, call_id: str, emit: EventSink
+        self,
+        tool: Tool[Any],
+        args: BaseModel,
+        call_id: str,
+        emit: EventSink,
+        *,
+        purpose: str = "",
+        approved_by_user: bool = False,
     ) -> tuple[str | None, str | None]:
         """Decide, ask if needed, emit ``VerdictGiven``.
 
@@ -316,6 +335,9 @@ class ToolRegistry:
         if decision.verdict == "allow":
             emit(VerdictGiven(call_id, tool.name, "allow", decision.rule, decision.subject))
             return None, rel
+        if approved_by_user:
+            emit(VerdictGiven(call_id, tool.name, "allow", USER_CHECK_RULE, decision.subject))
+            return None, rel
         request = ApprovalRequest(
             tool.name,
             decision.subject,
@@ -323,6 +345,7 @@ class ToolRegistry:
             rule=decision.rule,
             always=tuple(rule.text for rule in decision.always),
             no_always=decision.no_always,
+            purpose=purpose,
         )
         approval = await self._approver.ask(request)
         reply = approval.reply

@@ -218,3 +218,13 @@ def test_terminal_and_lsp_prompts_say_what_always_does_or_why_it_is_not_offered(
         '"Always allow" adds to your user config: bash: make lint'
     )
     assert prompt_text(EXPLICIT).endswith('No "Always allow": an explicit rule asks (bash: git push*).')
+
+
+def test_the_question_for_an_acceptance_check_says_so() -> None:
+    check = ApprovalRequest(
+        "bash", "python3 app.py", 'no rule matches "python3 app.py"', purpose="acceptance check"
+    )
+    assert terminal_prompt(check).startswith(
+        "agent-ls wants to run an acceptance check (bash): python3 app.py"
+    )
+    assert prompt_text(check).startswith("agent-ls wants to run an acceptance check (bash): python3 app.py")

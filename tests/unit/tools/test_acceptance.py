@@ -28,7 +28,8 @@ async def test_each_check_goes_through_the_bash_permission_path_then_the_runner(
             CommandResult(exit_code=None, output="collecting...", timed_out=True),
         ],
     )
-    checks = AcceptanceChecks(harness.registry, ["pytest -q", "make check", "rm -rf build", "pytest -x"])
+    skill = ["make check", "rm -rf build", "pytest -x"]  # a skill's checks: an "ask" is asked
+    checks = AcceptanceChecks(harness.registry, ["pytest -q"], lambda: skill)
     results = await checks.run(harness.events.append)
 
     assert results[0] == CheckResult("pytest -q", passed=True, exit_code=0, output_tail="4 passed")
@@ -57,10 +58,24 @@ async def test_an_allowed_ask_runs_and_the_tail_is_redacted() -> None:
     harness = make_harness(
         replies=["once"], results=[CommandResult(exit_code=2, output=f"token {KEY}\nFAILED")]
     )
-    checks = AcceptanceChecks(harness.registry, ["make check"], redact=Redactor().text)
+    checks = AcceptanceChecks(harness.registry, [], lambda: ["make check"], redact=Redactor().text)
     (result,) = await checks.run(harness.events.append)
     assert result == CheckResult("make check", False, 2, "token [redacted]\nFAILED")
     assert not any(isinstance(e, ProposalChanged) for e in harness.events)
+
+
+async def test_the_users_own_check_counts_as_approved_for_an_ask_never_for_a_deny() -> None:
+    harness = make_harness(replies=[Approval("deny", unasked="headless")], results=[CommandResult(0, "ok")])
+    given = ["make check", "rm -rf build"]
+    checks = AcceptanceChecks(harness.registry, given, lambda: ["make lint", "make check"])
+    results = await checks.run(harness.events.append)
+    assert [c for c, _ in harness.runner.calls] == ["make check"]  # nobody asked for the user's own
+    assert results[1].not_run.startswith("Blocked by policy (bash: rm * (built-in))")
+    assert "nobody could be asked" in results[2].not_run  # the skill's check went through the ask
+    (request,) = harness.approver.requests
+    assert (request.subject, request.purpose) == ("make lint", "acceptance check")
+    verdicts = [(e.verdict, e.rule) for e in harness.events if isinstance(e, VerdictGiven)]
+    assert verdicts[0] == ("allow", "check: the user's own acceptance check")
 
 
 def test_skill_checks_and_the_commands_without_repeats() -> None:
