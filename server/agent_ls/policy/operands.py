@@ -12,6 +12,9 @@ when in doubt a piece is listed. In argv order:
   value take the rest of the word, and which options do depends on the program (``grep -f.env``,
   ``grep -rf.env``: ``.env``; ``git diff -O/x``: ``/x``); these are ``derived``;
 - an option word holding a glob character (``-*``): bash expands it to file names first;
+- except, for grep (``grep``, ``egrep``, ``fgrep``), the value of ``--exclude=`` and ``--exclude-dir=``:
+  a name or glob of what grep skips, never a file it opens (``--exclude-dir=.git`` reads no ``.git``);
+  ``--include=`` stays listed (``--include=.env`` makes ``grep -r`` read secrets);
 - for git: the path in ``<rev>:<path>`` (``HEAD:.env``, ``@:x``, ``:0:x``; gitrevisions(7)) and in a
   pathspec with magic (``:(top).env``, ``:/x``, ``:!x``; gitglossary(7) "pathspec"); both are
   relative to the repository's top (``top``), ``./``-relative ones to the cwd;
@@ -39,6 +42,10 @@ _PYTEST_WRITES = (
 )  # fmt: skip
 _PYTEST_INI_WRITES = frozenset({"cache_dir", "log_file"})
 _PYTEST_DEBUG_DEFAULT = "pytestdebug.log"
+_GREP = frozenset({"grep", "egrep", "fgrep"})
+_GREP_NAME_OPTIONS = frozenset({"--exclude", "--exclude-dir"})
+"""grep options whose ``=`` value is a name or glob to skip, never opened (GNU grep manual, "File and
+Directory Selection")."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +72,8 @@ def operands(argv: Sequence[str]) -> Iterator[Operand]:
     if not argv:
         return
     pytest_from = _pytest_start(argv)
-    pieces: Iterable[Operand] = _generic(argv[1:])
+    skipped = _GREP_NAME_OPTIONS if argv[0] in _GREP else frozenset()
+    pieces: Iterable[Operand] = _generic(argv[1:], skipped)
     if pytest_from is not None:
         pieces = itertools.chain(pieces, _pytest(argv[pytest_from:]))
     for piece in pieces:
@@ -74,7 +82,7 @@ def operands(argv: Sequence[str]) -> Iterator[Operand]:
             yield from _git_paths(piece.text)
 
 
-def _generic(args: Sequence[str]) -> Iterator[Operand]:
+def _generic(args: Sequence[str], skipped: frozenset[str] = frozenset()) -> Iterator[Operand]:
     options = True
     for word in args:
         if options and word == "--":
@@ -87,7 +95,8 @@ def _generic(args: Sequence[str]) -> Iterator[Operand]:
         if _GLOB_CHARS.search(word):
             yield Operand(word)
         if word.startswith("--"):
-            yield from _after_equals(word)
+            if word.partition("=")[0] not in skipped:
+                yield from _after_equals(word)
         else:
             yield from (Operand(word[i:], derived=True) for i in range(2, len(word)))
 

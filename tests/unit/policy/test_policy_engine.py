@@ -584,7 +584,9 @@ def test_an_absolute_path_into_the_real_workspace_asks(root: Path) -> None:
         ("cat ID_RSA", "deny"),
         ("cat server.pem", "deny"),
         ("grep -r url .git/", "ask"),
+        ("grep -r url . --include=.env", "deny"),  # grep reads the files --include names
         # Still allowed.
+        ("grep -r url . --exclude-dir=.git --exclude=.env", "allow"),  # names grep skips, never opens
         ("ls", "allow"),
         ("ls -la", "allow"),
         ("pytest -q", "allow"),
