@@ -81,3 +81,28 @@ def test_apply_and_check_belong_to_the_run_that_implements_the_plan(tmp_path: Pa
     empty = run(["run", "--check", " ", "do it"], cwd=root)
     assert empty.returncode == 2 and "--check needs a command" in empty.stderr
     assert (root / "a.txt").read_text() == "one\n"
+
+
+def test_a_plan_run_tells_the_model_why_a_command_or_tool_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.txt").write_text("one\n")
+    listing = {"name": "bash", "arguments": {"command": f"ls {root}"}}
+    load = {"name": "load_tools", "arguments": {"names": ["write_file"]}}
+    steps = [
+        {"tool_calls": [listing, load]},
+        {"tool_calls": [{"name": "submit_plan", "arguments": PLAN}]},
+    ]
+    with FakeModelServer(steps) as model:
+        env = user_environment(
+            AGENT_LS_STATE_DIR=str(tmp_path / "state"),
+            AGENT_LS_BASE_URL=model.base_url,
+            AGENT_LS_MODEL="openai/test-model",
+        )
+        planned = run(["run", "Add notes", "--plan"], cwd=root, env=env)
+        assert planned.returncode == 0, planned.stderr
+        results = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    refused, loaded = results
+    assert "an absolute path into the real workspace" in refused  # the policy's own reason
+    assert "A read-only variant" in refused and "Do not retry it or a variant" not in refused
+    assert "write_file not available in plan mode" in loaded and "call them now" not in loaded
