@@ -77,3 +77,21 @@ def test_apply_is_refused_when_a_check_was_not_verified(tmp_path: Path) -> None:
     assert code == 1, stderr
     assert "agent-ls: not applying: 1 acceptance check(s) not verified" in stderr
     assert (root / "price.py").read_text() == PRICE
+
+
+def test_a_skills_checks_written_as_a_list_run_one_per_item(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    skill = root / ".agents" / "skills" / "guard"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        f"---\nname: guard\ndescription: Guard prices.\nmetadata:\n  checks:\n    - {CHECK}\n---\nGuard it.\n"
+    )
+    env = agent_cli.user_environment()
+    listed = agent_cli.run(["skills", "--workspace", str(root)], cwd=root, env=env)
+    assert "information: metadata 'checks' is a list" in listed.stdout + listed.stderr
+    with FakeModelServer([{"content": "Done."}, {"content": "Done, really."}]) as server:
+        env = agent_cli.user_environment(AGENT_LS_BASE_URL=server.base_url)
+        args = ["run", "/guard prices", "--model", "openai/test", "--workspace", str(root)]
+        done = agent_cli.run(args, cwd=root, env=env)
+    assert done.returncode == 1, done.stderr  # the check ran and failed, rather than "- grep ..." not run
+    assert f"  ✗ {CHECK} (exit code 1)" in done.stderr
