@@ -4,9 +4,11 @@
 that the permission engine judges ``rm`` in ``git status && rm -rf b``, in ``ls $(rm x)``, in
 ``bash -c 'rm x'`` or in ``find . -exec rm {} \\;`` alike. Steps, in order:
 
-1. Parse the text with tree-sitter-bash. An ERROR or MISSING node sets ``error`` (the commands found
-   are still returned); so do an escaped blank starting a word, which the grammar drops (``\\ rm``),
-   two lines the grammar joins into one command after a long pipeline (``a | b | c`` newline ``rm x``),
+1. Parse the text with tree-sitter-bash. Where the grammar runs a simple command on into the next line
+   (after a pipeline of three: ``a | b | c`` newline ``rm x`` read as ``c rm x``), a ``;`` is put where
+   bash ends it and the text parsed again (``shell_tree_checks.missed_command_end``). An ERROR or
+   MISSING node sets ``error`` (the commands found are still returned); so do an escaped blank
+   starting a word, which the grammar drops (``\\ rm``),
    and arithmetic on variables or command output (``$((x))``, ``((x))``, ``[[ x -eq 0 ]]``,
    ``${s:x}``, ``${a[x]}``, ``a[x]=1``, ``let``, ``declare -i``, ``read 'a[x]'``, ``[ -v 'a[x]' ]``,
    and ``${x@P}``, ``${!x}``), which runs a ``$(...)`` held in the value or the subscript
@@ -68,12 +70,13 @@ from agent_ls.policy.shell_tree_checks import (
     arithmetic_on_variables,
     dropped_escaped_blank,
     first_problem,
-    line_break_inside_command,
+    missed_command_end,
 )
 from agent_ls.policy.shell_words import Word, backquote_scripts, joined, resolve_word, unescape_backquoted
 
 MAX_INPUT_BYTES = 100_000
 MAX_SCRIPT_DEPTH = 8  # bash -c / eval / watch / trap / heredoc-to-shell scripts inside each other
+_MAX_MISSED_ENDS = 64  # command ends tree-sitter-bash missed, put back one parse at a time
 _MAX_TREE_DEPTH = 150  # syntax nesting; keeps the recursive walk far from Python's recursion limit
 
 _DECLARATIONS = frozenset({"declaration_command", "unset_command"})
@@ -105,6 +108,11 @@ def parse_shell(text: str) -> ParsedShell:
 _PARSE_LOCK = threading.Lock()  # a tree_sitter.Parser must not parse on two threads at once
 
 
+def _parse(src: bytes) -> tree_sitter.Tree:
+    with _PARSE_LOCK:
+        return _parser().parse(src)
+
+
 @functools.cache
 def _parser() -> tree_sitter.Parser:
     """The bash parser, built once on first use (loading the grammar costs a few milliseconds)."""
@@ -128,17 +136,21 @@ class _Script:
         self.session_risky: list[str] = []  # risky variables assigned for the rest of the script
 
     def run(self) -> None:
-        with _PARSE_LOCK:
-            tree = _parser().parse(self.src)
+        tree = _parse(self.src)
+        for _ in range(_MAX_MISSED_ENDS):  # two lines the grammar joined: say with a ";" where bash ends
+            end = missed_command_end(self.src, tree.root_node)
+            if end is None:
+                break
+            self.src = self.src[:end] + b";" + self.src[end:]
+            tree = _parse(self.src)
+        else:
+            self.out.errors.append("cannot parse: too many lines read as one command")
         problem = first_problem(tree.root_node)
         if problem is not None:
             self.out.errors.append(f"cannot parse: {problem}")
         dropped = dropped_escaped_blank(self.src, tree.root_node)
         if dropped is not None:
             self.out.errors.append(f"cannot parse: {dropped}")
-        joined_lines = line_break_inside_command(self.src, tree.root_node)
-        if joined_lines is not None:
-            self.out.errors.append(f"cannot parse: {joined_lines}")
         arithmetic = arithmetic_on_variables(tree.root_node)
         if arithmetic is not None:
             self.out.errors.append(arithmetic)

@@ -4,7 +4,7 @@ Each returns None, or one line saying why the input cannot be read as bash would
 adds it to ``ParsedShell.error``, so the input is never allowed): a parse error (``first_problem``),
 an escaped blank the grammar drops at the start of a word (``dropped_escaped_blank``), and arithmetic
 on a variable's value, which runs the ``$(...)`` the value may hold (``arithmetic_on_variables``), and
-two lines the grammar joined into one command (``line_break_inside_command``).
+where bash ends a command the grammar runs on into the next line (``missed_command_end``).
 """
 
 from __future__ import annotations
@@ -62,29 +62,31 @@ def dropped_escaped_blank(src: bytes, root: tree_sitter.Node) -> str | None:
 _ONE_LINE = frozenset({"command", "declaration_command", "unset_command", "redirected_statement"})
 
 
-def line_break_inside_command(src: bytes, root: tree_sitter.Node) -> str | None:
-    """Where tree-sitter-bash read two lines as one command, or None.
+def missed_command_end(src: bytes, root: tree_sitter.Node) -> int | None:
+    """Where bash ends a simple command that tree-sitter-bash runs on into the next line, or None.
 
     After a pipeline of three or more commands the grammar can join the next line to the last command
     (``ls | ls | ls`` newline ``rm -rf b && ls`` comes back as ``ls rm -rf b``), so ``rm`` would be
     judged as arguments of ``ls``. Bash ends a simple command at a line break that is not a
-    backslash-newline continuation; a tree that says otherwise is not how bash reads the input. (The
-    same grammar also nests ``a | b | c && d`` as a list inside the pipeline; every command is still
-    judged, so that is not an error.) Line breaks inside words, substitutions and heredocs
-    belong to those child nodes, not to the gaps between children that this looks at.
+    backslash-newline continuation (``man bash``: SHELL GRAMMAR). Line breaks inside words,
+    substitutions and heredocs belong to those child nodes, not to the gaps between children that this
+    looks at. The offset returned is where a ``;`` says what bash reads there: before the line break,
+    or before a comment the grammar put inside the command (``ls # c`` newline ``rm``), since a ``;``
+    after ``#`` would be part of the comment. (The same grammar also nests ``a | b | c && d`` as a list
+    inside the pipeline; every command is still judged, so that is left alone.)
     """
     stack = [root]
     while stack:
         node = stack.pop()
-        kind = node.type
         children = node.children
+        kind = node.type
         if kind in _ONE_LINE or (kind == "test_command" and bool(children) and children[0].type == "["):
             for before, after in itertools.pairwise(children):
                 at = src.find(b"\n", before.end_byte, after.start_byte)
                 while at != -1 and src[at - 1 : at] == b"\\":  # a backslash-newline continues the line
                     at = src.find(b"\n", at + 1, after.start_byte)
                 if at != -1:
-                    return f"two lines read as one command at {_where(src, at)}"
+                    return before.start_byte if before.type == "comment" else at
         stack.extend(children)
     return None
 

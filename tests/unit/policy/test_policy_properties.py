@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agent_ls.policy.engine import PermissionPolicy
@@ -115,6 +115,7 @@ def policy(tmp_path_factory: pytest.TempPathFactory) -> PermissionPolicy:
 
 @settings(max_examples=400, deadline=None)
 @given(command=composed())
+@example(command="ls | ls | ls\nrm -rf build && ls")  # tree-sitter-bash read `ls rm -rf build`
 def test_a_denied_command_is_never_allowed_however_composed(policy: PermissionPolicy, command: str) -> None:
     assert policy.check_command(command).verdict != "allow", command
 
@@ -135,6 +136,13 @@ def test_allowed_commands_joined_by_separators_stay_allowed(
     for piece in pieces[1:]:
         text += data.draw(st.sampled_from(SEPARATORS)) + piece
     assert policy.check_command(text).verdict == "allow", text
+
+
+def test_lines_after_a_pipeline_of_three_are_judged_as_bash_runs_them(policy: PermissionPolicy) -> None:
+    # tree-sitter-bash joins the next line onto the pipeline's last command; the parser puts back the
+    # command end bash reads there, so an allowed line stays allowed and a denied one is still seen.
+    assert policy.check_command("ls | ls | ls\nls && ls").verdict == "allow"
+    assert policy.check_command("ls | ls | ls\nrm -rf build && ls").verdict != "allow"
 
 
 SECRETS = [".env", "./.env", "/proc/self/environ", "/root/.ssh/id_rsa", "id_ed25519", "keys/server.pem"]
