@@ -21,7 +21,6 @@ control characters the diff holds raw (a CRLF line ending alone is not worth a n
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from typing import TextIO, cast
@@ -138,14 +137,17 @@ class Transcript:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stderr.fileno())  # the buffered rest and every later print go nowhere
             os.close(devnull)
-            task = asyncio.current_task() if stop_run and _in_loop() else None
-            if task is not None:
-                task.cancel(OUTPUT_CLOSED)
+            if stop_run:
+                _cancel_the_running_task()
 
 
-def _in_loop() -> bool:
+def _cancel_the_running_task() -> None:
+    """Cancel the task this runs in, if any, with ``OUTPUT_CLOSED``."""
+    import asyncio  # here, not at the top: `import agent_ls.cli` must not load asyncio (start-up budget)
+
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+        task = asyncio.current_task()
+    except RuntimeError:  # no running event loop
+        return
+    if task is not None:
+        task.cancel(OUTPUT_CLOSED)
