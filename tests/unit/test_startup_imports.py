@@ -15,7 +15,16 @@ from pathlib import Path
 from tests.support.agent_cli import user_environment
 from tests.support.model_server import FakeModelServer
 
-NOT_FOR_THE_CLI_ITSELF = ("asyncio", "pydantic", "httpx", "pygls", "lsprotocol", "agent_ls.headless")
+NOT_FOR_THE_CLI_ITSELF = (
+    "asyncio",
+    "pydantic",
+    "httpx",
+    "pygls",
+    "lsprotocol",
+    "agent_ls.headless",
+    "mcp",
+    "httpx2",
+)
 """What ``import agent_ls.cli`` must not load: the key handoff may re-execute the process right after."""
 
 NOT_FOR_A_CHAT_RUN = (
@@ -33,6 +42,9 @@ NOT_FOR_A_CHAT_RUN = (
     "charset_normalizer",  # a file that is not UTF-8
     "agent_ls.policy.shell_parse",  # the first shell command
     "agent_ls.policy.wrapped_rules",
+    "mcp",  # the MCP SDK (about 1 s to import), for a workspace with MCP servers configured
+    "mcp_types",
+    "httpx2",
 )
 """What a whole ``agent-ls run`` on Chat Completions that calls no tool must not load."""
 
