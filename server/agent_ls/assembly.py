@@ -69,6 +69,10 @@ from agent_ls.workspace.shell_runner import ShellRunner
 
 if TYPE_CHECKING:  # imported at run time only by an editor's session (start-up of agent-ls run)
     from agent_ls.core.problems import ProblemSource
+    from agent_ls.mcp_client.hub import McpHub, McpHubs
+
+APPROVALS_FILE = "mcp-approvals.json"
+"""The workspace MCP servers the user chose "Always allow" for, in the user state dir (docs/mcp.md)."""
 
 NO_ENVIRONMENT = "no model: this session was assembled without an environment to resolve one from"
 
@@ -92,6 +96,7 @@ def assemble_session(
     context_generation: Callable[[], int] | None = None,
     secret_index: SecretIndex | None = None,
     problems: ProblemSource | None = None,
+    mcp_hub: McpHub | None = None,
 ) -> Session:
     """Build a session for ``root`` from a front end's settings (module docstring). Blocking: it reads
     the instruction files (the LSP server calls it in a worker thread; it must not touch ``buffers``,
@@ -125,6 +130,9 @@ def assemble_session(
         context_generation: a counter that moves when an instruction or skill file changes (the file
             watcher); read before each model call.
         problems: the editor's problems for ``root`` (the LSP front end's); None: no ``problems`` tool.
+        mcp_hub: the workspace's MCP servers (``mcp_hub_for``), shared by the front end's sessions; None:
+            built here when servers are configured (``env`` given), owned by the session (the front end
+            closes it: ``Session.mcp``), else no MCP tools.
     """
     root = root.resolve()
     config = config or LoadedConfig()
@@ -204,6 +212,13 @@ def assemble_session(
         tool_timeout_s=tool_timeout_s,
         redact=redact,
     )
+    if mcp_hub is None and env is not None:
+        mcp_hub = mcp_hub_for(root, config, env, environ)
+    mcp = None
+    if mcp_hub is not None:
+        from agent_ls.mcp_client.tools import SessionMcp  # the SDK, only with servers configured
+
+        mcp = SessionMcp(mcp_hub, approver)
     if limits is None:
         limits = editor.loop_limits() if editor is not None else LoopLimits()
     budget = config.budget  # agent-ls.toml's [budget] where the editor or the command line set none
@@ -235,7 +250,49 @@ def assemble_session(
         redact=redact,
         subagents=Subagents(session_id, str(root), subagent_tools),
         problems=problems,
+        mcp=mcp,
     )
+
+
+def mcp_hub_for(
+    root: Path,
+    config: LoadedConfig,
+    env: EnvSnapshot,
+    environ: Mapping[str, str],
+    hubs: McpHubs | None = None,
+) -> McpHub | None:
+    """The MCP hub of ``root`` (``mcp_client.hub``): the user's ``mcp.json`` and the workspace's
+    ``.mcp.json`` under ``config``'s ``[mcp]`` and trust; None when no server is configured (the SDK is then
+    never imported). ``environ`` locates the state dir (``AGENT_LS_STATE_DIR``) where approvals are kept;
+    ``env`` expands the entries' variables. With ``hubs`` (a front end's, called on its event loop), the
+    hub it keeps for that configuration; else a new one the caller closes. Reads two small files; starts
+    nothing."""
+    from agent_ls.mcp_client.config import load_servers
+
+    user_dir = config.user_file.parent if config.user_file is not None else None
+    servers = load_servers(root, user_dir, frozenset(config.mcp.disabled or ()))
+    if not servers.servers:
+        return None
+    from agent_ls.mcp_client.hub import ApprovalStore, HubSettings, McpHub
+
+    table = config.mcp
+    settings = HubSettings(
+        startup_timeout_s=table.startup_timeout_s or HubSettings.startup_timeout_s,
+        call_timeout_s=table.call_timeout_s or HubSettings.call_timeout_s,
+        defer_over_tokens=(
+            table.defer_over_tokens if table.defer_over_tokens is not None else HubSettings.defer_over_tokens
+        ),
+    )
+    store = ApprovalStore(state_dir(environ) / APPROVALS_FILE)
+
+    def build() -> McpHub:
+        return McpHub(
+            root, servers, env, trusted=config.workspace_trusted, approvals=store, settings=settings
+        )
+
+    if hubs is None:
+        return build()
+    return hubs.get(root, (servers, settings, config.workspace_trusted), build)
 
 
 def start_when_idle(start: Callable[[], None]) -> None:

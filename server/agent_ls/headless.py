@@ -125,7 +125,7 @@ def terminal_prompt(request: ApprovalRequest) -> str:
     what = f"an {request.purpose} ({request.tool_name})" if request.purpose else request.tool_name
     lines = [f"agent-ls wants to run {what}: {subject}", f"  ({request.reason})"]
     if request.always:
-        lines.append(f"  [a]lways adds to your user config: {', '.join(request.always)}")
+        lines.append(f"  [a]lways {request.always_effect}: {', '.join(request.always)}")
     elif request.no_always:
         lines.append(f"  (no [a]lways: {request.no_always})")
     return "\n".join(lines)

@@ -29,13 +29,11 @@ from agent_ls.core.compaction import DEFAULT_THRESHOLD, CompactionState, Compact
 from agent_ls.core.context import Focus, system_prompt, task_message
 from agent_ls.core.errors import AgentLsError
 from agent_ls.core.events import (
-    ContextCompacted,
     Event,
     EventSink,
     InstructionsLoaded,
     RunEnded,
     RunStarted,
-    UsageReported,
 )
 from agent_ls.core.loop import LoopLimits, run_loop
 from agent_ls.core.messages import (
@@ -59,6 +57,9 @@ from agent_ls.instructions.catalog import render_catalog
 from agent_ls.models.request_body import ObservedModel, chat_encoder, context_window_of, encoder_of
 from agent_ls.models.window import token_estimator, window_of
 from agent_ls.policy.engine import PermissionPolicy
+from agent_ls.slash_commands import COMPACT_COMMAND, answer_compact, answer_context
+from agent_ls.slash_commands import ModelOpener as ModelOpener  # re-exported: front ends name them here
+from agent_ls.slash_commands import open_or_reason as open_or_reason
 from agent_ls.tools import read_output
 from agent_ls.tools.acceptance import AcceptanceChecks, activated_skill_checks
 from agent_ls.tools.base import OutputKeeper, ToolContext
@@ -75,31 +76,16 @@ from agent_ls.workspace.shell_runner import ShellRunner
 
 if TYPE_CHECKING:  # imported at run time only by an editor's session (start-up of agent-ls run)
     from agent_ls.core.problems import ProblemSource
+    from agent_ls.mcp_client.tools import SessionMcp  # only with MCP servers configured (the SDK is heavy)
 
 log = logging.getLogger(__name__)
-
-ModelOpener = Callable[[], ModelClient]
-"""Builds the model client for a run; raises ``ConfigError`` (or another ``AgentLsError``) with one line."""
-
 
 CONTEXT_COMMAND = "/context"
 """The task that answers with ``Session.context_report`` as text, without a model call."""
 
 
-COMPACT_COMMAND = "/compact"
-"""The task ``/compact [focus]``: compact the history now (a summary), without running the agent."""
-
-
 def new_session_id() -> str:
     return uuid.uuid4().hex[:12]
-
-
-def open_or_reason(open_model: ModelOpener) -> tuple[ModelClient | None, str]:
-    """The model client, or None and the one-line reason it cannot be opened (``ConfigError``'s text)."""
-    try:
-        return open_model(), ""
-    except AgentLsError as exc:
-        return None, str(exc)
 
 
 def _message_text(message: Message) -> str:
@@ -166,6 +152,8 @@ class Session:
         redact: replaces secrets in what the harness reads back itself (acceptance checks' output tails).
         problems: the editor's problems (the ``problems`` tool), or None: no editor forwards them.
         subagents: runs the ``task`` tool's subagents (given each run's model), or None: no ``task`` tool.
+        mcp: the workspace's MCP servers (``mcp_client``): started at each run's start, their tools given to
+            the registry and refreshed before each model request; None: no MCP server is configured.
         todos: the todo list the model keeps with ``todo_write`` (``core.todos``): what the reminder and a
             compaction put back, and the editor shows.
         history: the conversation so far (system message first).
@@ -198,6 +186,7 @@ class Session:
     redact: Callable[[str], str] | None = None
     subagents: Subagents | None = None
     problems: ProblemSource | None = None
+    mcp: SessionMcp | None = None
     todos: TodoList = field(default_factory=TodoList, init=False)
     history: list[Message] = field(default_factory=list, init=False)
     last_run: RunEnded | None = field(default=None, init=False)
@@ -219,8 +208,9 @@ class Session:
             from agent_ls.tools.problems import problems_tool
 
             problems = [problems_tool(self.problems)]
+        mcp = self.mcp.tools() if self.mcp is not None else None
         self.registry.set_extra_tools(
-            [skill_tool(self.activations, names)] if names else [],
+            [*([skill_tool(self.activations, names)] if names else []), *(mcp.sent if mcp else ())],
             deferred_tools(
                 self.todos,
                 self.memory,
@@ -228,6 +218,7 @@ class Session:
                 [
                     *([task_tool(self.subagents)] if self.subagents is not None else []),
                     *problems,
+                    *(mcp.deferred if mcp else ()),
                 ],
                 outputs=self.outputs,
                 outputs_named=self._outputs_named,
@@ -327,6 +318,7 @@ class Session:
         open_model: ModelOpener | None = None,
         mode: RunMode = "default",
         checks: Sequence[str] = (),
+        resources: Sequence[str] = (),
     ) -> RunEnded:
         """Run ``task`` to a stop condition and return the ``RunEnded`` event (also emitted last).
 
@@ -336,6 +328,10 @@ class Session:
         ``checks`` are acceptance commands (``core.checks``), joined by those of the skills activated; the
         task message names them, and a default run runs them when the model says it is done.
 
+        ``resources`` are MCP resources to attach to the task (``<server>:<uri>`` or a URI a server lists):
+        read with resources/read and added to the task message as data; one that cannot be read ends the
+        run with status ``error``. The MCP servers are started first (``mcp``).
+
         ``usage_before`` is the usage of the editor session's earlier runs; events report the sum.
         ``open_model`` replaces the session's own model opener for this run (a client the caller
         opened already, a scripted model in tests).
@@ -344,7 +340,7 @@ class Session:
         status ``error`` and a one-line reason.
         """
         if task.strip() == CONTEXT_COMMAND:  # measured even with no model configured
-            ended = await self._answer_context(task, open_model or self.open_model, emit, usage_before)
+            ended = await answer_context(self, task, open_model or self.open_model, emit, usage_before)
             self.last_run = ended
             return ended
         try:
@@ -363,7 +359,7 @@ class Session:
             return ended
         if task.split(maxsplit=1)[:1] == [COMPACT_COMMAND]:
             try:
-                ended = await self._answer_compact(task, model, emit, usage_before)
+                ended = await answer_compact(self, task, model, emit, usage_before)
             finally:
                 await model.aclose()
             self.last_run = ended
@@ -377,6 +373,16 @@ class Session:
             loaded.append(
                 InstructionsLoaded("chain", _chain_labels(self.context), _chain_detail(self.context))
             )
+        attached, failed = await self._prepare_mcp(resources, loaded.append)
+        if failed:
+            await model.aclose()
+            emit(RunStarted(session_id=self.session_id, task=task, model=model.model_name))
+            ended = RunEnded(
+                status="error", reason=failed, answer="", usage=Usage(), session_usage=usage_before, mode=mode
+            )
+            emit(ended)
+            self.last_run = ended
+            return ended
         moded = ModeRun(
             mode, self.pending_plan, self.registry, self.policy, ToolContext(self.overlay, self.runner)
         )
@@ -386,6 +392,8 @@ class Session:
         )
         if mode == "default" and (line := checks_line(verifier.commands())):
             asked = UserMessage(f"{asked.text}\n\n{line}")
+        if attached:
+            asked = UserMessage(f"{asked.text}\n\n{attached}")
         self.history.append(UserMessage(moded.task_text(asked.text)))
         self.pending_plan = moded.pending
 
@@ -394,6 +402,8 @@ class Session:
                 emit(event)
             loaded.clear()
             self._refresh_context(history, emit)
+            if self.mcp is not None and self.mcp.changed():  # a listChanged: the next request has them
+                self._set_skill_tool()
 
         unsandboxed = await asyncio.to_thread(unsandboxed_reason, self.config.permissions.sandbox_enabled)
         self.policy.sandboxed = not unsandboxed
@@ -428,6 +438,21 @@ class Session:
             await model.aclose()
         self.last_run = ended
         return ended
+
+    async def _prepare_mcp(self, resources: Sequence[str], emit: EventSink) -> tuple[str, str]:
+        """Start the MCP servers for this run and read ``resources``: (their data blocks for the task
+        message, "" or why one could not be read)."""
+        if self.mcp is None:
+            return "", "resource: no MCP server is configured" if resources else ""
+        from agent_ls.mcp_client.connection import CallFailed
+
+        await self.mcp.prepare(emit)
+        self._set_skill_tool()
+        try:
+            text = await self.mcp.resources_text(resources)
+        except CallFailed as exc:
+            return "", f"resource: {exc}"
+        return (self.redact(text) if self.redact is not None else text), ""
 
     def _problem_recheck(self) -> Callable[[], Awaitable[str | None]] | None:
         """The editor's new problems in the edited files, when the model answers (an editor's session)."""
@@ -484,32 +509,6 @@ class Session:
         )
         return reminder_text(facts)
 
-    async def _answer_context(
-        self, task: str, open_model: ModelOpener, emit: EventSink, before: Usage
-    ) -> RunEnded:
-        """``/context``: the report as the answer, without a model call and without touching the history;
-        with no usable model, measured as a Chat Completions request (``context_report``)."""
-        model, no_model = open_or_reason(open_model)
-        try:
-            emit(
-                RunStarted(
-                    session_id=self.session_id, task=task, model=model.model_name if model else "(none)"
-                )
-            )
-            report = self.context_report(model, no_model)
-        finally:
-            if model is not None:
-                await model.aclose()
-        ended = RunEnded(
-            status="done",
-            reason="context report (no model call)",
-            answer=report.text(),
-            usage=Usage(),
-            session_usage=before,
-        )
-        emit(ended)
-        return ended
-
     def compactor(self, model: ModelClient) -> Compactor:
         """The ``Compactor`` of a run with ``model``: its window (automatic only when configured), the
         ``agent.context`` estimator, and what this session puts back after a summary."""
@@ -527,39 +526,6 @@ class Session:
             auto=window is not None,
             refetch=self._name_read_output if self.outputs is not None else None,
         )
-
-    async def _answer_compact(
-        self, task: str, model: ModelClient, emit: EventSink, before: Usage
-    ) -> RunEnded:
-        """``/compact [focus]``: summarize the history now; the answer says how much it freed."""
-        emit(RunStarted(session_id=self.session_id, task=task, model=model.model_name))
-        focus = task.strip()[len(COMPACT_COMMAND) :].strip()
-        used: Usage | None = None
-        if len(self.history) < 2:
-            reason, status = "nothing to compact: the session has no history yet", "done"
-        else:
-            try:
-                done = await self.compactor(model).compact(
-                    self.history, list(self.registry.specs()), model, force=True, focus=focus
-                )
-            except AgentLsError as exc:
-                reason, status = f"compaction failed: {exc}", "error"
-            else:
-                emit(ContextCompacted("manual", done.how, done.tokens_before, done.tokens_after, done.pruned))
-                used = done.usage
-                if used is not None:
-                    emit(UsageReported(used, used, before + used, role="compaction"))
-                reason, status = f"compacted: ~{done.tokens_before:,} → ~{done.tokens_after:,} tokens", "done"
-        ended = RunEnded(
-            status="done" if status == "done" else "error",
-            reason=reason,
-            answer=reason if status == "done" else "",
-            usage=used or Usage(),
-            session_usage=before + (used or Usage()),
-            usage_by_role={"compaction": used} if used is not None else {},
-        )
-        emit(ended)
-        return ended
 
     def proposal(self) -> list[FileChange]:
         """The pending edits, sorted by path."""

@@ -293,7 +293,7 @@ def test_unknown_keys_are_warnings_and_the_rest_still_counts(tmp_path: Path) -> 
             1,
             "warning",
             "unknown key colour is ignored; known here: model, models, trusted_workspaces, retry, "
-            "budget, compaction, providers, permissions, shell, sandbox, instructions, skills",
+            "budget, compaction, providers, permissions, shell, sandbox, instructions, skills, mcp",
         ),
         (
             3,
@@ -310,7 +310,7 @@ def test_unknown_keys_are_warnings_and_the_rest_still_counts(tmp_path: Path) -> 
             8,
             "warning",
             "unknown key permisions is ignored; known here: model, models, trusted_workspaces, retry, "
-            "budget, compaction, providers, permissions, shell, sandbox, instructions, skills",
+            "budget, compaction, providers, permissions, shell, sandbox, instructions, skills, mcp",
         ),
     ]
 

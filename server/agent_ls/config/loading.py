@@ -51,6 +51,7 @@ from agent_ls.config.schema import (
     CompactionConfig,
     ConfigFile,
     InstructionsConfig,
+    McpConfig,
     ModelsConfig,
     ProviderConfig,
     RetryConfig,
@@ -85,6 +86,7 @@ class LoadedConfig:
         workspace_file: the workspace config looked for, or None without a workspace.
         workspace_trusted: the user config lists the workspace in ``trusted_workspaces``.
         permissions: the rules and switches of both files, after the trust rule.
+        mcp: ``[mcp]`` (workspace over user), ``disabled`` holding the names of both files.
         diagnostics: every problem found, user file first, each file's by position.
     """
 
@@ -101,6 +103,7 @@ class LoadedConfig:
     permissions: PermissionConfig = field(default_factory=PermissionConfig)
     instructions: InstructionsConfig = field(default_factory=InstructionsConfig)
     skills: SkillsConfig = field(default_factory=SkillsConfig)
+    mcp: McpConfig = field(default_factory=McpConfig)
     diagnostics: tuple[ConfigDiagnostic, ...] = ()
 
 
@@ -179,8 +182,22 @@ def load_config(env: EnvSnapshot, workspace_root: Path | None) -> LoadedConfig:
         ),
         instructions=merged.instructions or InstructionsConfig(),
         skills=merged.skills or SkillsConfig(),
+        mcp=_mcp(merged.mcp, user, workspace),
         diagnostics=(*user.sorted_problems(), *workspace.sorted_problems()),
     )
+
+
+def _mcp(merged: McpConfig | None, user: ConfigText, workspace: ConfigText) -> McpConfig:
+    """``[mcp]`` with ``disabled`` the names of both files (a workspace may only add to the user's list)."""
+    names = [
+        name
+        for text in (user, workspace)
+        for name in (text.values.get("mcp") or {}).get("disabled") or []
+        if isinstance(name, str)
+    ]
+    if not names:
+        return merged or McpConfig()
+    return (merged or McpConfig()).model_copy(update={"disabled": list(dict.fromkeys(names))})
 
 
 def _role_aliases(text: ConfigText) -> None:

@@ -26,6 +26,8 @@ The file, as these tables read it (docs/configuration.md has the full table)::
     [permissions]                             # allow, ask, deny, secret_files, not_secret_files;
     [shell]                                   # mode; and [sandbox] enabled: schema in
                                               # policy/user_rules.py, rule syntax in policy/rules.py
+    [mcp]                                     # MCP servers (docs/mcp.md): disabled = ["name"],
+    call_timeout_s = 60                       # startup_timeout_s = 30, defer_over_tokens = 2000
 
 The tables only validate values; the checks that depend on which file a key is in (trust, secrets,
 unknown keys) are in ``file_checks.py``.
@@ -152,6 +154,18 @@ class SkillsConfig(_Table):
     paths: list[str] | None = None
 
 
+class McpConfig(_Table):
+    """``[mcp]`` (``mcp_client``, docs/mcp.md): servers not to start (``disabled``: names of ``.mcp.json``
+    or the user's ``mcp.json``; any file may, it only tightens, and the lists of both files add up), seconds
+    to start a server (spawn, initialize, first tools/list) and per tools/call, and the estimated tokens of
+    MCP tool schemas above which every MCP tool is deferred (its name sent, its schema on demand)."""
+
+    disabled: list[str] | None = None
+    startup_timeout_s: float | None = Field(default=None, gt=0, le=600)
+    call_timeout_s: float | None = Field(default=None, gt=0, le=3600)
+    defer_over_tokens: int | None = Field(default=None, ge=0)
+
+
 class ConfigFile(_Table):
     """One ``agent-ls.toml``, as validated."""
 
@@ -167,3 +181,4 @@ class ConfigFile(_Table):
     sandbox: SandboxTable | None = None
     instructions: InstructionsConfig | None = None
     skills: SkillsConfig | None = None
+    mcp: McpConfig | None = None

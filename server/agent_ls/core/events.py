@@ -253,6 +253,21 @@ class ChecksRan:
 
 
 @dataclass(frozen=True)
+class McpServerStatus:
+    """An MCP server's state as a run found it (``mcp_client.hub``), once per change.
+
+    Attributes:
+        server: its name in the MCP configuration.
+        state: ``connected``, ``failed``, ``needs approval``, ``denied`` or ``disabled``.
+        detail: one line: ``3 tools, mcp-time 1.2.0`` when connected, else why not.
+    """
+
+    server: str
+    state: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
 class RunEnded:
     """The run is over. ``reason`` is one plain line a user can read; ``answer`` is the model's last text.
 
@@ -294,6 +309,7 @@ Event = (
     | FindingsReported
     | SubagentEvent
     | ChecksRan
+    | McpServerStatus
     | RunEnded
 )
 

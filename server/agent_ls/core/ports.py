@@ -84,6 +84,8 @@ class ApprovalRequest:
             the prompt says it.
         purpose: what the harness runs it for when the model did not ask (``acceptance check``), shown in
             the question; empty for a model's call.
+        always_effect: what "Always allow" does, after its name in the question (``adds to your user
+            config``; an MCP server's start: ``remembers it for this workspace``).
     """
 
     tool_name: str
@@ -93,6 +95,7 @@ class ApprovalRequest:
     always: tuple[str, ...] = ()
     no_always: str = ""
     purpose: str = ""
+    always_effect: str = "adds to your user config"
 
 
 @dataclass(frozen=True)

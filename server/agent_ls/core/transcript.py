@@ -21,6 +21,7 @@ from agent_ls.core.events import (
     Event,
     FindingsReported,
     InstructionsLoaded,
+    McpServerStatus,
     MessageCompleted,
     MessageDelta,
     ModelRetrying,
@@ -114,6 +115,11 @@ def line_for(event: Event) -> str | None:
                 return None
             prefix = f"  ⤷ [{_clip(description, 60)}] "
             return prefix + line.strip().replace("\n", "\n" + " " * len(prefix))
+        case McpServerStatus(server=server, state=state, detail=detail):
+            if not detail:
+                return f"  mcp {_clip(server, 60)}: {state}"
+            shown = f" ({_clip(detail, 300)})" if state == "connected" else f": {_clip(detail, 300)}"
+            return f"  mcp {_clip(server, 60)}: {state}{shown}"
         case ChecksRan(results=results, round=round_):
             check_lines = (f"\n    {_clip(check_line(result), 300)}" for result in results)
             return f"  acceptance checks (round {round_}):" + "".join(check_lines)

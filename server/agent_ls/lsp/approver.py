@@ -43,7 +43,7 @@ def prompt_text(request: ApprovalRequest) -> str:
     what = f"an {request.purpose} ({request.tool_name})" if request.purpose else request.tool_name
     text = f"agent-ls wants to run {what}: {request.subject}\n({request.reason})"
     if request.always:
-        return f'{text}\n"Always allow" adds to your user config: {", ".join(request.always)}'
+        return f'{text}\n"Always allow" {request.always_effect}: {", ".join(request.always)}'
     if request.no_always:
         return f'{text}\nNo "Always allow": {request.no_always}.'
     return text

@@ -37,6 +37,7 @@ from agent_ls.core.events import (
     Event,
     FindingsReported,
     InstructionsLoaded,
+    McpServerStatus,
     MessageCompleted,
     MessageDelta,
     ModelRetrying,
@@ -236,6 +237,8 @@ class LspEventRenderer:
                 lines = "\n".join(str(finding) for finding in findings)
                 return p.AgentEventNotification(session_id=sid, kind="findings", text=lines)
             case InstructionsLoaded() | RemoteContentDefanged() | RunEnded() | ChecksRan():
+                return None  # the transcript line (window/logMessage), the warning or agent/runEnded say it
+            case McpServerStatus():
                 return None  # the transcript line (window/logMessage), the warning or agent/runEnded say it
             case _:
                 assert_never(event)

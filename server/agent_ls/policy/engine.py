@@ -76,6 +76,7 @@ from agent_ls.policy.project_code import runs_project_code
 from agent_ls.policy.rules import (
     BUILT_IN,
     BUILTIN_RULES,
+    FALLBACK_RULE,
     WORKSPACE_MODE_BASH,
     Judgement,
     Rule,
@@ -274,14 +275,41 @@ class PermissionPolicy:
             return None
         return lambda rel: any(rule.matches(rel) for rule in denying)
 
-    def check_tool(self, name: str) -> Decision:
-        """Judge an MCP tool call by the ``mcp__<server>__<tool>`` rules; in plan mode, deny (an MCP tool
-        may write anything)."""
+    def check_tool(
+        self,
+        name: str,
+        *,
+        read_only: bool | None = None,
+        destructive: bool | None = None,
+        definition: str = "",
+    ) -> Decision:
+        """Judge an MCP tool call by the ``mcp__<server>[__<tool>]`` rules (no rule: ask); in plan mode,
+        deny (an MCP tool may write anything).
+
+        Args:
+            name: the tool's rule name (``mcp__<server>__<tool>``, never cut).
+            read_only, destructive: the server's annotations. Hints, not permissions (MCP 2025-11-25,
+                "Tool annotations": clients must not rely on them from untrusted servers): they only word
+                the question, and a destructive tool gets no "Always allow" (a rule the user writes
+                still allows it).
+            definition: a digest of the tool's listed definition; the session approval holds for it only,
+                so a tool that a listChanged added or changed never inherits an earlier one.
+        """
+        key = f"tool:{name}#{definition}" if definition else f"tool:{name}"
         if self.plan_mode:
             refused = Judgement("deny", PLAN_RULE, f"{PLAN_RULE} (MCP tools may write)")
-            return Decision("deny", PLAN_RULE, (name,), name, refused.reason, (refused,), f"tool:{name}")
+            return Decision("deny", PLAN_RULE, (name,), name, refused.reason, (refused,), key)
         judgement = judge(name, name, self.rules)
-        return self._decide(name, (name,), (judgement,), f"tool:{name}", file_key=name)
+        if judgement.rule == FALLBACK_RULE:
+            hint = "; the server says it only reads (a hint, not checked)" if read_only else ""
+            if destructive and not read_only:
+                hint = "; the server says it may destroy data"
+            judgement = replace(judgement, reason=f"no rule matches {name}{hint}")
+        decision = self._decide(name, (name,), (judgement,), key, file_key=name)
+        if destructive and not read_only and decision.always:
+            why = "the server marks this tool destructive: write an allow rule yourself if you mean it"
+            return replace(decision, always=(), no_always=why)
+        return decision
 
     # -- approvals ---------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from agent_ls.core.events import EventSink
 from agent_ls.core.messages import ToolSpec
 from agent_ls.core.ports import CommandRunner, Workspace
 
-Permission = Literal["read", "edit", "bash", "skill", "session"]
+Permission = Literal["read", "edit", "bash", "skill", "session", "mcp"]
 
 SUBJECT_FIELDS: dict[Permission, str] = {
     "read": "path",
@@ -26,12 +26,34 @@ SUBJECT_FIELDS: dict[Permission, str] = {
     "bash": "command",
     "skill": "name",
     "session": "",
+    "mcp": "",
 }
 """The argument the permission check judges, per permission kind. ``skill`` (loading a skill's
 instructions) is read-only and always allowed; the verdict is still reported. ``session`` tools act only on
 the session's own state (the todo list, the workspace's memory notes, loading deferred tools, a subagent
 whose every call is checked on its own): always allowed, the verdict reported with the tool's name as
-subject."""
+subject. ``mcp`` tools (an MCP server's, ``mcp_client``) are judged by the ``mcp__<server>[__<tool>]`` rules
+on ``ExternalTool.rule_name``; the question shows the arguments."""
+
+
+@dataclass(frozen=True)
+class ExternalTool:
+    """What the registry needs to know of a tool another program runs (an MCP server's).
+
+    Attributes:
+        rule_name: the name permission rules match (``mcp__<server>__<tool>``, never cut).
+        definition: a digest of the tool's definition as the server listed it: an "Allow for this session"
+            holds for this definition only, so a tool a ``listChanged`` added or changed asks again.
+        read_only, destructive: the server's ``readOnlyHint`` / ``destructiveHint`` (None: unset); they
+            word the question and withhold "Always allow" from a destructive tool, and never allow anything.
+        check: validates the arguments against the tool's input schema; returns a problem line or None.
+    """
+
+    rule_name: str
+    definition: str = ""
+    read_only: bool | None = None
+    destructive: bool | None = None
+    check: Callable[[dict[str, Any]], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +157,9 @@ class Tool(Generic[ArgsT]):
         listed: a deferred tool ``load_tools`` names in its description; False for one only a skill uses
             (``review_findings``): it is loaded when a skill naming it in ``allowed-tools`` is activated,
             or by a call, and costs no token before.
+        schema: the JSON Schema the model is shown, when it is not ``args``'s (an MCP tool's
+            ``inputSchema``; ``args`` then accepts any object and ``external.check`` validates it).
+        external: for a tool another program runs (``permission`` ``mcp``), what the policy judges.
     """
 
     name: str
@@ -146,6 +171,8 @@ class Tool(Generic[ArgsT]):
     own_timeout: bool = False
     brief: str = ""
     listed: bool = True
+    schema: dict[str, Any] | None = None
+    external: ExternalTool | None = None
 
     def __post_init__(self) -> None:
         field = SUBJECT_FIELDS[self.permission]
@@ -159,8 +186,9 @@ class Tool(Generic[ArgsT]):
         return str(getattr(args, field)) if field else self.name
 
     def spec(self) -> ToolSpec:
-        """What the model is shown: name, description and the cleaned JSON Schema of ``args``."""
-        return ToolSpec(self.name, self.description, model_schema(self.args))
+        """What the model is shown: name, description and the cleaned JSON Schema of ``args`` (or
+        ``schema``)."""
+        return ToolSpec(self.name, self.description, self.schema or model_schema(self.args))
 
 
 def model_schema(args: type[BaseModel]) -> dict[str, Any]:

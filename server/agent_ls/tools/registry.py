@@ -6,8 +6,10 @@
 2. look the tool up (an unknown name gets the list of real ones);
 3. parse the JSON arguments (``""`` means ``{}``; nested more than ``ARGUMENT_MAX_DEPTH`` levels is an
    error) and validate them with the tool's pydantic model (the error lists each bad field and the
-   expected fields);
-4. check the permission: for ``read``/``edit`` tools the workspace resolves the path first (a refused
+   expected fields); an MCP tool's arguments are also checked against its input schema
+   (``ExternalTool.check``);
+4. check the permission (an MCP tool: ``PermissionPolicy.check_tool`` on its rule name, the arguments
+   shown in the question): for ``read``/``edit`` tools the workspace resolves the path first (a refused
    path, ``PathRefused``, is a "deny" and an error result), then the policy decides; "ask" asks the
    ``Approver``; a "session" reply is remembered by the policy, an "always" written to the user config
    (a failure to write is logged, and the call still runs once); a "deny" reply's feedback goes back
@@ -318,6 +320,15 @@ class ToolRegistry:
             return None, None
         if tool.permission == "bash":
             decision = self._policy.check_command(subject)
+        elif tool.external is not None:  # an MCP tool: its rules, and the arguments in the question
+            external = tool.external
+            decision = self._policy.check_tool(
+                external.rule_name,
+                read_only=external.read_only,
+                destructive=external.destructive,
+                definition=external.definition,
+            )
+            decision = replace(decision, subject=f"{tool.name} {_shown_arguments(args)}")
         else:
             try:
                 rel = self._ctx.workspace.resolve(subject)
@@ -428,6 +439,13 @@ def _parse_arguments(tool: Tool[Any], raw: str) -> BaseModel | str:
             f"Error: the arguments of {tool.name} must be a JSON object, not {_json_type(data)}. "
             "Send one JSON object matching the tool's schema."
         )
+    check = tool.external.check if tool.external is not None else None
+    problem = check(data) if check is not None else None
+    if problem is not None:
+        return (
+            f"Error: invalid arguments for {tool.name}: {problem}\n"
+            f"Expected: {_signature(tool)}. Fix these fields and call {tool.name} again."
+        )
     try:
         args: BaseModel = tool.args.model_validate(data)
     except ValidationError as exc:
@@ -440,6 +458,12 @@ def _parse_arguments(tool: Tool[Any], raw: str) -> BaseModel | str:
             f"Expected: {_signature(tool)}. Fix these fields and call {tool.name} again."
         )
     return args
+
+
+def _shown_arguments(args: BaseModel) -> str:
+    """An MCP call's arguments as the question shows them: compact JSON, cut to 500 characters."""
+    text = json.dumps(args.model_dump(), ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= 500 else f"{text[:499]}…"
 
 
 def file_system_refusal(exc: OSError) -> str:
