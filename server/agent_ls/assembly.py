@@ -69,7 +69,8 @@ from agent_ls.workspace.shell_runner import ShellRunner
 
 if TYPE_CHECKING:  # imported at run time only by an editor's session (start-up of agent-ls run)
     from agent_ls.core.problems import ProblemSource
-    from agent_ls.mcp_client.hub import McpHub, McpHubs
+    from agent_ls.mcp_client.hub import McpHub
+    from agent_ls.mcp_client.hubs import McpHubs
 
 APPROVALS_FILE = "mcp-approvals.json"
 """The workspace MCP servers the user chose "Always allow" for, in the user state dir (docs/mcp.md)."""
@@ -97,6 +98,7 @@ def assemble_session(
     secret_index: SecretIndex | None = None,
     problems: ProblemSource | None = None,
     mcp_hub: McpHub | None = None,
+    own_mcp: bool = True,
 ) -> Session:
     """Build a session for ``root`` from a front end's settings (module docstring). Blocking: it reads
     the instruction files (the LSP server calls it in a worker thread; it must not touch ``buffers``,
@@ -131,8 +133,9 @@ def assemble_session(
             watcher); read before each model call.
         problems: the editor's problems for ``root`` (the LSP front end's); None: no ``problems`` tool.
         mcp_hub: the workspace's MCP servers (``mcp_hub_for``), shared by the front end's sessions; None:
-            built here when servers are configured (``env`` given), owned by the session (the front end
-            closes it: ``Session.mcp``), else no MCP tools.
+            with ``own_mcp`` and ``env``, built here when servers are configured, owned by the session (the
+            front end closes it: ``Session.mcp``); else no MCP tools.
+        own_mcp: False for a session that never runs (a stored proposal shown or applied).
     """
     root = root.resolve()
     config = config or LoadedConfig()
@@ -212,13 +215,14 @@ def assemble_session(
         tool_timeout_s=tool_timeout_s,
         redact=redact,
     )
-    if mcp_hub is None and env is not None:
+    owned = mcp_hub is None
+    if mcp_hub is None and env is not None and own_mcp:
         mcp_hub = mcp_hub_for(root, config, env, environ)
     mcp = None
     if mcp_hub is not None:
         from agent_ls.mcp_client.tools import SessionMcp  # the SDK, only with servers configured
 
-        mcp = SessionMcp(mcp_hub, approver)
+        mcp = SessionMcp(mcp_hub, approver, owned=owned)
     if limits is None:
         limits = editor.loop_limits() if editor is not None else LoopLimits()
     budget = config.budget  # agent-ls.toml's [budget] where the editor or the command line set none

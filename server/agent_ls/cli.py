@@ -88,6 +88,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="CMD",
         help="an acceptance check, run in the proposal when the model says it is done (repeatable)",
     )
+    run.add_argument(
+        "--resource",
+        dest="resources",
+        action="append",
+        default=[],
+        metavar="URI",
+        help="attach an MCP resource (<server>:<uri>) to the task (repeatable; docs/mcp.md)",
+    )
     run.add_argument("--session", metavar="ID", default=None, help="continue the stored session ID")
     run.add_argument(
         "--continue",
@@ -269,6 +277,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 debug=args.debug,
                 mode="plan" if args.plan else "default",
                 checks=args.checks,
+                resources=args.resources,
             )
         )
     except KeyboardInterrupt:

@@ -193,6 +193,7 @@ async def run_headless(
     continue_latest: bool = False,
     mode: RunMode = "default",
     checks: Sequence[str] = (),
+    resources: Sequence[str] = (),
 ) -> int:
     """Run ``task`` in ``workspace`` (resolved), with ``file`` (resolved, inside it) in focus when given:
     its AGENTS.md chain and ``.agents/skills`` folders apply, and the task message names it. A task
@@ -210,7 +211,8 @@ async def run_headless(
 
     ``checks`` (``--check``) are acceptance commands run when the model says it is done (``core.checks``);
     their results and what was not verified are printed after the answer, and a run stopped because its
-    model claimed done while a check failed exits 1.
+    model claimed done while a check failed exits 1. ``resources`` (``--resource``) are MCP resources
+    attached to the task (docs/mcp.md); the run's MCP servers are stopped when it ends.
     ``mode`` ``plan`` (``--plan``): read-only tools, edits refused by the policy, the run ends with a plan
     (printed as the answer, then ``PLAN_NEXT``); the session's next default run implements it.
     """
@@ -273,7 +275,7 @@ async def run_headless(
         print(f"agent-ls: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return await _run_locked(session, store, saved, task, focus, client, apply, mode, checks)
+        return await _run_locked(session, store, saved, task, focus, client, apply, mode, checks, resources)
     finally:
         lock.release()
 
@@ -288,6 +290,7 @@ async def _run_locked(
     apply: bool,
     mode: RunMode = "default",
     checks: Sequence[str] = (),
+    resources: Sequence[str] = (),
 ) -> int:
     """The run of ``run_headless`` once the session's lock is held: recorded, shown, applied."""
     findings = RunFindings()
@@ -307,7 +310,13 @@ async def _run_locked(
     try:
         opener = (lambda: client) if client is not None else None
         ended = await session.run(
-            task=task, focus=focus, open_model=opener, emit=recorder, mode=mode, checks=checks
+            task=task,
+            focus=focus,
+            open_model=opener,
+            emit=recorder,
+            mode=mode,
+            checks=checks,
+            resources=resources,
         )
     except asyncio.CancelledError:
         if not transcript.closed:
@@ -315,6 +324,7 @@ async def _run_locked(
         return EXIT_OUTPUT_CLOSED  # closed after the loop's last wait: the run's record is written
     finally:
         session.close()
+        await session.close_mcp()
     if transcript.closed:  # the record says how the run ended; no one reads the rest
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.sleep(0)  # the stop came after the run's last wait: take it here

@@ -553,6 +553,12 @@ class Session:
         """Drop the pending edits."""
         self.overlay.discard()
 
+    async def close_mcp(self) -> None:
+        """Stop the MCP servers this session started itself (``agent-ls run``'s; an editor's are shared by
+        its sessions and stopped at shutdown)."""
+        if self.mcp is not None and self.mcp.owned:
+            await asyncio.shield(self.mcp.hub.aclose())
+
     def close(self) -> None:
         """Delete the shadow copy and the overlay view. The proposal object stays readable."""
         self.shadow.close()

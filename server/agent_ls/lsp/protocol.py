@@ -19,6 +19,7 @@ messages, never rename them.
 | ``agent.sessionHistory`` | ``SessionHistoryParams`` | ``SessionHistoryResult`` |
 | ``agent.clearFindings`` | ``ClearFindingsParams`` | ``ClearFindingsResult`` |
 | ``agent.status`` | ``StatusParams`` | ``StatusResult`` |
+| ``agent.mcpStatus`` | ``McpStatusParams`` | ``McpStatusResult`` |
 
 Client to server, ``agent/didChangeProblems`` (``DidChangeProblemsParams``): the editor's problems; server
 to client, the request ``agent/problemsOfText`` (``ProblemsOfTextParams`` → ``ProblemsOfTextResult``).
@@ -53,6 +54,7 @@ CMD_SESSION_HISTORY = "agent.sessionHistory"
 CMD_COMPACT = "agent.compact"
 CMD_CLEAR_FINDINGS = "agent.clearFindings"
 CMD_STATUS = "agent.status"
+CMD_MCP_STATUS = "agent.mcpStatus"
 
 AGENT_EVENT = "agent/event"
 AGENT_RUN_ENDED = "agent/runEnded"
@@ -202,6 +204,9 @@ class RunParams(_Lenient):
     checks: list[str] = Field(default_factory=list)
     """Acceptance checks: shell commands the server runs in the shadow copy when the model says it is done
     (docs/modes.md, "Definition of done")."""
+    resource: str | list[str] | None = None
+    """MCP resources to attach to the task (docs/mcp.md): ``<server>:<uri>``, or a URI a connected server
+    lists; read with resources/read and given to the model as data. One that cannot be read ends the run."""
 
 
 class RunSkillParams(_Lenient):
@@ -555,3 +560,26 @@ class StatusResult(_Wire):
     model_detail: str
     sandboxed: bool
     sandbox: str
+
+
+class McpStatusParams(_Lenient):
+    """``agent.mcpStatus``: ``uri`` picks the workspace folder (left out: the first)."""
+
+    uri: str | None = None
+
+
+class McpStatusResult(_Wire):
+    """Every MCP server of the folder (docs/mcp.md), after starting those that may start without a question.
+
+    ``servers``: one object each (``mcp_client.status.report``): ``name``, ``scope`` (``user`` |
+    ``workspace``), ``transport`` (``stdio`` | ``http``), ``target`` (command line or URL), ``source``,
+    ``state`` (``connected`` | ``failed`` | ``needs approval`` | ``denied`` | ``disabled`` | ``not started``),
+    ``detail``, ``serverInfo`` ({``name``, ``version``} or null), ``protocolVersion``, ``tools`` ([{``name``,
+    ``original``, ``readOnly``, ``destructive``, ``schemaTokens``}]), ``schemaTokens``, ``deferred``,
+    ``resources`` ([{``uri``, ``name``, ``mimeType``}]), ``prompts`` ([{``name``, ``description``}]),
+    ``stderrTail``. ``problems``: lines about the configuration files (a file that is not JSON, an entry
+    left out).
+    """
+
+    servers: list[dict[str, Any]]
+    problems: list[str]

@@ -24,6 +24,7 @@ from agent_ls.lsp.handlers import (
     context,
     findings,
     lifecycle,
+    mcp_status,
     proposal_files,
     sessions,
     status,
@@ -60,6 +61,7 @@ def build_server() -> AgentLanguageServer:
         (protocol.CMD_COMPACT, compaction.compact),
         (protocol.CMD_CLEAR_FINDINGS, findings.clear_findings),
         (protocol.CMD_STATUS, status.status),
+        (protocol.CMD_MCP_STATUS, mcp_status.mcp_status),
     ):
         server.command(name)(answering(name, handler))
     return server
@@ -89,6 +91,7 @@ def _did_change_workspace_folders(ls: AgentLanguageServer, params: t.DidChangeWo
 async def _shutdown(ls: AgentLanguageServer, params: None) -> None:
     lifecycle.shutdown(ls, params)
     ls.state.secret_indexes.close()
+    await ls.state.mcp_hubs.aclose()  # every MCP server stopped (the SDK's bounded shutdown)
     await agent_files.shutdown(ls)
 
 

@@ -27,6 +27,7 @@ from agent_ls.lsp.capabilities import ClientFlags
 from agent_ls.lsp.diagnostic_sets import DiagnosticSets
 from agent_ls.lsp.problem_store import ProblemStore
 from agent_ls.lsp.well_formed import WellFormedProtocol
+from agent_ls.mcp_client.hubs import McpHubs
 from agent_ls.runtime import Session
 from agent_ls.sessions.run_lock import RunLock
 from agent_ls.sessions.store import SessionLog, SessionStore
@@ -87,6 +88,9 @@ class ServerState:
     secret_indexes: SecretIndexes = field(default_factory=SecretIndexes)
     """The secret index of each workspace root, started at ``initialized`` so that a run's first
     command finds it built (``workspace.secret_index``), shared by the runs of that root."""
+    mcp_hubs: McpHubs = field(default_factory=McpHubs)
+    """The MCP servers of each workspace root (``mcp_client``), started at the first run that needs them
+    and shared by the runs of that root; stopped at shutdown."""
 
     @property
     def instructions_generation(self) -> int:

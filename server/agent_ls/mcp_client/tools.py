@@ -139,9 +139,11 @@ class SessionMcp:
     """A session's view of its workspace's MCP hub: the tool set at the hub's generation, rebuilt when
     a server's tools changed (``listChanged``, a reconnect); the registry is given it by the session."""
 
-    def __init__(self, hub: McpHub, approver: Approver | None) -> None:
+    def __init__(self, hub: McpHub, approver: Approver | None, *, owned: bool = False) -> None:
         self.hub = hub
         self.approver = approver
+        self.owned = owned
+        """The session built the hub itself (``agent-ls run``): it stops the servers when it ends."""
         self._generation = -1
         self._set = McpToolSet()
 

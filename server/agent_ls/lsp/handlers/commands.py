@@ -21,7 +21,7 @@ from typing import Any
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 
-from agent_ls.assembly import assemble_session
+from agent_ls.assembly import assemble_session, mcp_hub_for
 from agent_ls.config import LoadedConfig
 from agent_ls.core.context import Focus
 from agent_ls.core.events import RunEnded
@@ -165,6 +165,8 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
         ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=message))
     settings = ls.state.settings
     config = config_files.for_root(ls, root)
+    env = EnvSnapshot.from_environ()
+    mcp_hub = mcp_hub_for(root, config, env, process_environ(), ls.state.mcp_hubs)  # starts nothing yet
     session = await asyncio.to_thread(
         functools.partial(
             assemble_session,
@@ -172,7 +174,7 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
             approver=LspApprover(ls),
             environ=process_environ(),
             config=config,
-            env=EnvSnapshot.from_environ(),
+            env=env,
             focus=root / focus.path if focus.path else None,
             model=params.model,
             editor=settings,
@@ -181,6 +183,7 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
             secret_index=ls.state.secret_indexes.get(root, config),
             session_id=params.session_id,
             problems=WorkspaceProblems(ls, root),
+            mcp_hub=mcp_hub,
         )
     )
     if saved is not None:
@@ -254,6 +257,7 @@ async def _drive(
             usage_before=ls.state.usage,
             mode=params.mode,
             checks=params.checks,
+            resources=[params.resource] if isinstance(params.resource, str) else params.resource or [],
         )
         if session.last_run is not None:  # summed, not copied: runs may overlap
             ls.state.usage = ls.state.usage + session.last_run.usage
@@ -349,6 +353,7 @@ async def assemble_for(ls: AgentLanguageServer, root: Path, session_id: str) -> 
             context_generation=lambda: ls.state.instructions_generation,
             secret_index=ls.state.secret_indexes.get(root, config),
             session_id=session_id,
+            own_mcp=False,  # shown or applied, never run: no MCP server
         )
     )
 

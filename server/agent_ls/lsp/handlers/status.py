@@ -31,9 +31,14 @@ async def status(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]:
     return p.StatusResult(**asdict(found)).wire()
 
 
-def _config(ls: AgentLanguageServer, uri: str | None) -> LoadedConfig:
+def uri_path(uri: str | None) -> Path | None:
+    """The resolved path of a ``file:`` URI, or None (no URI, another scheme)."""
     fs_path = to_fs_path(uri) if uri else None
+    return Path(fs_path).resolve() if fs_path else None
+
+
+def _config(ls: AgentLanguageServer, uri: str | None) -> LoadedConfig:
     try:
-        return config_files.for_root(ls, root_for(ls, Path(fs_path).resolve() if fs_path else None))
+        return config_files.for_root(ls, root_for(ls, uri_path(uri)))
     except JsonRpcInvalidParams:  # no folder open and no file: the settings and the environment only
         return LoadedConfig()
