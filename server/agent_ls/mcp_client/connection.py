@@ -113,6 +113,10 @@ class Connection:
     _errlog: TextIO | None = None
     _failures: int = 0
     _retry_at: float = 0.0
+    _closed: bool = False
+    start_failed: bool = False
+    """The last failure was at start-up (not found, refused, too slow), not a crash after it: a run does
+    not try again by itself (``hub.McpHub.prepare``); a status request or a changed entry does."""
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -123,6 +127,9 @@ class Connection:
         async with self._lock:
             if self.state == "connected" and self._session is not None:
                 return True
+            if self._closed:
+                self.detail = "stopped: the MCP configuration changed, or the server is shutting down"
+                return False
             if self.state == "failed":
                 if self._failures > MAX_RECONNECTS:
                     return False
@@ -140,6 +147,7 @@ class Connection:
     async def close(self) -> None:
         """Stop the server (stdin closed, then SIGTERM, then SIGKILL: the SDK's bounded shutdown) or end
         the HTTP session. Idempotent."""
+        self._closed = True
         task, stop = self._task, self._stop
         self._task = self._stop = None
         self._session = None
@@ -175,6 +183,7 @@ class Connection:
         try:
             expanded = expand(self.config, self.env)
         except MissingVariable as exc:
+            self.start_failed = True
             return self._failed(str(exc), count=False)
         if self.config.transport == "stdio":
             # A real file (the child writes to its descriptor), read back with pread.
@@ -189,12 +198,15 @@ class Connection:
                 session = await asyncio.shield(ready)
         except TimeoutError:
             await self._drop()
+            self.start_failed = True
             return self._failed(f"did not finish starting within {self.startup_timeout_s:g} s")
         except CallFailed as exc:
             await self._drop()
+            self.start_failed = True
             return self._failed(str(exc))
         self._session = session
         self._failures = 0
+        self.start_failed = False
         self.state = "connected"
         version = f" {self.server_version}" if self.server_version else ""
         self.detail = f"{len(self.listing.tools)} tools, {self.server_name or self.config.name}{version}"

@@ -154,16 +154,22 @@ class McpHub:
             return True
         return None
 
-    async def prepare(self, approver: Approver | None, emit: EventSink | None = None) -> None:
+    async def prepare(
+        self, approver: Approver | None, emit: EventSink | None = None, *, retry_failed: bool = False
+    ) -> None:
         """Start what may start (asking ``approver`` about untrusted workspace servers first; None: never
         ask), all at once, each within the start-up timeout; emit ``McpServerStatus`` for each server whose
-        state this hub has not reported yet or that changed since. Never raises except ``CancelledError``."""
+        state this hub has not reported yet or that changed since. A server that failed to start is not
+        tried again (each run would wait for it) unless ``retry_failed`` (a status request); one that
+        crashed after starting is. Never raises except ``CancelledError``."""
         starting = []
         for server in self.servers.servers:
             connection = self._connections[server.name]
             allowed = self.may_start(server)
             if allowed is None and approver is not None:
                 allowed = await self._ask(server, approver)
+            if allowed and connection.start_failed and not retry_failed:
+                continue
             if allowed:
                 connection.reset()
                 starting.append(connection.connect())

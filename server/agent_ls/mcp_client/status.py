@@ -1,8 +1,8 @@
 """What ``agent.mcpStatus`` and ``agent-ls doctor`` report of each MCP server, and the text doctor prints.
 
 ``check`` starts the servers that may start without asking anyone (user servers, a trusted workspace's,
-approved ones; ``hub.McpHub.prepare`` without an approver) and reports every configured server: its state
-(``connected``, ``failed``, ``needs approval``, ``denied``, ``disabled``), one line of detail, the server's
+approved ones; ``hub.McpHub.prepare`` without an approver; those that failed to start are tried again)
+and reports every configured server: its state (``connected``, ``failed``, ``needs approval``, ``denied``, ``disabled``), one line of detail, the server's
 name and version and protocol revision, its tools (model-facing name, own name, annotations, estimated
 schema tokens), whether they are deferred, its resources and prompts, and the tail of its stderr.
 """
@@ -17,7 +17,7 @@ from agent_ls.mcp_client.tools import schema_tokens, tool_set
 
 async def check(hub: McpHub) -> list[dict[str, Any]]:
     """Start what may start without a question, then ``report`` (module docstring)."""
-    await hub.prepare(None)
+    await hub.prepare(None, retry_failed=True)
     return report(hub)
 
 
