@@ -2,9 +2,10 @@
 
 ``check`` starts the servers that may start without asking anyone (user servers, a trusted workspace's,
 approved ones; ``hub.McpHub.prepare`` without an approver; those that failed to start are tried again)
-and reports every configured server: its state (``connected``, ``failed``, ``needs approval``, ``denied``, ``disabled``), one line of detail, the server's
-name and version and protocol revision, its tools (model-facing name, own name, annotations, estimated
-schema tokens), whether they are deferred, its resources and prompts, and the tail of its stderr.
+and reports every configured server: its state (``connected``, ``failed``, ``needs approval``,
+``denied``, ``disabled``), one line of detail, the server's name and version and protocol revision, its
+tools (model-facing name, own name, annotations, estimated schema tokens), whether they are deferred, its
+resources and prompts, and the tail of its stderr.
 """
 
 from __future__ import annotations
