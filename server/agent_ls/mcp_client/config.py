@@ -39,6 +39,8 @@ WORKSPACE_FILE = ".mcp.json"
 USER_FILE = "mcp.json"
 Scope = Literal["user", "workspace"]
 Transport = Literal["stdio", "http"]
+MAX_FILE_BYTES = 1_000_000
+"""A larger .mcp.json is not read (a repository's file is read at every run)."""
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,40}")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -167,6 +169,9 @@ def load_servers(
 
 def _read(path: Path, problems: list[str]) -> dict[str, Any] | None:
     try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            problems.append(f"{path}: over {MAX_FILE_BYTES:,} bytes; its MCP servers are left out")
+            return None
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
