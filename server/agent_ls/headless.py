@@ -31,7 +31,14 @@ from agent_ls.core.errors import ConfigError
 from agent_ls.core.events import Event, FindingsReported, RunEnded
 from agent_ls.core.loop import LoopLimits
 from agent_ls.core.plan import RunMode
-from agent_ls.core.ports import DENIED, Approval, ApprovalReply, ApprovalRequest, ModelClient
+from agent_ls.core.ports import (
+    DENIED,
+    MCP_SERVER_START,
+    Approval,
+    ApprovalReply,
+    ApprovalRequest,
+    ModelClient,
+)
 from agent_ls.core.review import RunFindings
 from agent_ls.core.transcript import line_for, usage_text
 from agent_ls.core.visible_text import visible
@@ -90,13 +97,15 @@ class TerminalApprover:
 
     async def ask(self, request: ApprovalRequest) -> Approval:
         subject = visible(request.subject, newlines=False)
-        if self._yes:
+        if self._yes:  # never starts a workspace's MCP server: only a user's answer does (mcp_client.hub)
             return Approval("once", unasked="--yes")
         if not sys.stdin.isatty():
-            print(
-                f"  (no terminal to ask about {request.tool_name}: {subject}; --yes allows it)",
-                file=sys.stderr,
+            hint = (
+                "not started; trust the workspace (trusted_workspaces) or answer in a terminal or editor"
+                if request.purpose == MCP_SERVER_START
+                else "--yes allows it"
             )
+            print(f"  (no terminal to ask about {request.tool_name}: {subject}; {hint})", file=sys.stderr)
             return Approval("deny", unasked="headless")
         print(f"\n{terminal_prompt(request)}", file=sys.stderr)
         always = " / [a]lways" if request.always else ""

@@ -98,6 +98,11 @@ class ApprovalRequest:
     always_effect: str = "adds to your user config"
 
 
+MCP_SERVER_START = "MCP server start"
+"""``ApprovalRequest.purpose`` of the question before a workspace's MCP server starts (``mcp_client.hub``):
+only a user's answer starts one (an ``Approval`` with ``unasked`` never does)."""
+
+
 @dataclass(frozen=True)
 class Approval:
     """The user's answer.

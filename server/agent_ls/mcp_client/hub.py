@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_ls.core.events import EventSink, McpServerStatus
-from agent_ls.core.ports import ApprovalRequest, Approver
+from agent_ls.core.ports import MCP_SERVER_START, ApprovalRequest, Approver
 from agent_ls.mcp_client.config import McpServers, ServerConfig
 from agent_ls.mcp_client.connection import CallFailed, Connection, ToolInfo
 from agent_ls.mcp_client.naming import Route, full_name, qualified_name
@@ -34,8 +34,6 @@ from agent_ls.settings import EnvSnapshot
 
 log = logging.getLogger(__name__)
 
-SERVER_PURPOSE = "MCP server start"
-"""``ApprovalRequest.purpose`` of the question before a workspace server starts."""
 UNTRUSTED_REASON = (
     "defined in this workspace's .mcp.json, and the workspace is not trusted: it starts a process with your "
     "permissions, outside the agent's sandbox"
@@ -166,18 +164,20 @@ class McpHub:
         for server in self.servers.servers:
             connection = self._connections[server.name]
             allowed = self.may_start(server)
+            unanswered = ""
             if allowed is None and approver is not None:
-                allowed = await self._ask(server, approver)
+                allowed, unanswered = await self._ask(server, approver)
             if allowed and connection.start_failed and not retry_failed:
                 continue
             if allowed:
                 connection.reset()
                 starting.append(connection.connect())
-            elif allowed is None:
-                connection.state = "needs approval"
-                connection.detail = "not started: approve it, or trust the workspace (docs/mcp.md)"
             elif server.name in self._denied:
                 connection.state, connection.detail = "denied", self._denied[server.name]
+            elif not server.disabled:
+                why = f"nobody could answer ({unanswered}); " if unanswered else ""
+                connection.state = "needs approval"
+                connection.detail = f"not started: {why}approve it when asked, or trust the workspace"
         if starting:
             await asyncio.gather(*starting)
         if emit is not None:
@@ -187,29 +187,30 @@ class McpHub:
                     self._told[name] = now
                     emit(McpServerStatus(name, connection.state, connection.detail))
 
-    async def _ask(self, server: ServerConfig, approver: Approver) -> bool:
+    async def _ask(self, server: ServerConfig, approver: Approver) -> tuple[bool, str]:
+        """Whether the user allowed ``server`` to start, and why nobody answered ("" when someone did)."""
         request = ApprovalRequest(
             tool_name="mcp",
             subject=f"{server.name}: {server.target}",
             reason=UNTRUSTED_REASON,
             rule="mcp: workspace server, workspace not trusted",
             always=(f"start {server.name!r} in {self.root} until its .mcp.json entry changes",),
-            purpose=SERVER_PURPOSE,
+            purpose=MCP_SERVER_START,
             always_effect="remembers it",
         )
         approval = await approver.ask(request)
         if approval.unasked:
-            return False  # not an answer: a run with someone to answer asks again
+            return False, approval.unasked  # not an answer: a run with someone to answer asks again
         if approval.reply == "deny":
-            self._denied[server.name] = "denied by the user"
-            return False
+            self._denied[server.name] = "denied by the user (for as long as this server process runs)"
+            return False, ""
         self._allowed.add(server.name)
         if approval.reply == "always" and self._approvals is not None:
             try:
                 self._approvals.remember(self.root, server)
             except OSError as exc:
                 log.warning("the approval of MCP server %s could not be saved: %s", server.name, exc)
-        return True
+        return True, ""
 
     def tools(self) -> list[McpTool]:
         """The tools of the connected servers, named for the model (``naming``), in config order."""
