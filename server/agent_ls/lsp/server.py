@@ -75,6 +75,7 @@ def _initialize(ls: AgentLanguageServer, params: t.InitializeParams) -> None:
 async def _initialized(ls: AgentLanguageServer, params: t.InitializedParams) -> None:
     for root, config in config_files.initialized(ls, params):
         ls.state.secret_indexes.get(root, config)  # built in the background while the user types a task
+        ls.state.mcp_hubs.warm(root, config.user_file)  # the MCP SDK imported meanwhile, if needed
     await agent_files.initialized(ls, params)
 
 

@@ -26,17 +26,28 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TextIO
-
-import anyio
-import mcp.types as mt
-from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from agent_ls import __version__
 from agent_ls.mcp_client.config import Expanded, MissingVariable, ServerConfig, expand
 from agent_ls.settings import EnvSnapshot
 
+if TYPE_CHECKING:  # the SDK takes about 1.4 s to import: ``load_sdk`` does it in a worker thread
+    import mcp.types as mt
+    from mcp import ClientSession, MCPError
+
 log = logging.getLogger(__name__)
+
+
+def load_sdk() -> None:
+    """Import the MCP SDK (about 1.4 s: its pydantic models are built at import). Blocking: callers run it
+    in a worker thread before the first connection, so that no event loop waits on it; the methods below
+    then find it imported."""
+    import anyio  # noqa: F401
+    import mcp.client.session
+    import mcp.client.stdio
+    import mcp.types  # noqa: F401
+
 
 State = Literal["not started", "connecting", "connected", "failed", "needs approval", "denied", "disabled"]
 BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0)
@@ -114,6 +125,7 @@ class Connection:
     _failures: int = 0
     _retry_at: float = 0.0
     _closed: bool = False
+    _refreshing: asyncio.Task[None] | None = None
     start_failed: bool = False
     """The last failure was at start-up (not found, refused, too slow), not a crash after it: a run does
     not try again by itself (``hub.McpHub.prepare``); a status request or a changed entry does."""
@@ -178,6 +190,7 @@ class Connection:
         return data.decode("utf-8", "replace")[-STDERR_TAIL:].strip()
 
     async def _start(self) -> bool:
+
         await self._drop()
         self.state, self.detail = "connecting", ""
         try:
@@ -238,6 +251,10 @@ class Connection:
         self, expanded: Expanded, ready: asyncio.Future[ClientSession], stop: asyncio.Event
     ) -> None:
         """The connection task: open, initialize, list, then hold until ``stop`` or the server's end."""
+        import anyio
+        import mcp.types as mt
+        from mcp import ClientSession
+
         ended = asyncio.Event()
         try:
             async with self._transport(expanded) as (read, write):
@@ -283,6 +300,8 @@ class Connection:
 
     @contextlib.asynccontextmanager
     async def _transport(self, expanded: Expanded) -> AsyncIterator[tuple[Any, Any]]:
+        from mcp import StdioServerParameters, stdio_client
+
         if self.config.transport == "http":
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
@@ -305,6 +324,8 @@ class Connection:
         return f"the server closed the connection (its process exited?){last}"
 
     def _why(self, exc: BaseException) -> str:
+        from mcp import MCPError
+
         leaf = _leaf(exc)
         if isinstance(leaf, FileNotFoundError):
             return f"cannot start {self.config.command!r}: command not found (is it installed, on PATH?)"
@@ -325,6 +346,10 @@ class Connection:
         """Call ``tool`` (the server's own name). Raises ``CallFailed`` with the line the model reads when
         the server cannot be reached, refuses the request (a JSON-RPC error), times out or stops meanwhile;
         never sends the call twice."""
+        import anyio
+        import mcp.types as mt
+        from mcp import MCPError
+
         if not await self.connect():
             raise CallFailed(f"MCP server {self.config.name!r} is not available: {self.detail}")
         session = self._session
@@ -339,9 +364,22 @@ class Connection:
             raise CallFailed(f"MCP server {self.config.name!r}: {exc}") from None
         if not isinstance(result, mt.CallToolResult):
             raise CallFailed(f"MCP server {self.config.name!r} answered {tool} with an unexpected result")
+        await self._settle()
         return result
 
+    async def _settle(self) -> None:
+        """Wait for a listing a ``list_changed`` sent during the call started (a tool that adds tools):
+        the model's next request then has them. Bounded by the call timeout; a failure is logged."""
+        for _ in range(3):  # the notification's handler may still be scheduled behind the response
+            await asyncio.sleep(0)
+        refreshing = self._refreshing
+        if refreshing is not None and not refreshing.done():
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(refreshing), self.call_timeout_s)
+
     def _call_error(self, tool: str, exc: MCPError) -> str:
+        import mcp.types as mt
+
         name = self.config.name
         if exc.error.code == mt.REQUEST_TIMEOUT:
             return (
@@ -364,6 +402,8 @@ class Connection:
 
     async def read_resource(self, uri: str) -> list[Any]:
         """The contents of resource ``uri`` (``resources/read``). Raises ``CallFailed``."""
+        from mcp import MCPError
+
         if not await self.connect():
             raise CallFailed(f"MCP server {self.config.name!r} is not available: {self.detail}")
         assert self._session is not None
@@ -377,17 +417,26 @@ class Connection:
         return list(getattr(result, "contents", []))
 
     async def _on_message(self, message: Any) -> None:
+        import mcp.types as mt
+
         if isinstance(message, mt.ServerNotification):
             message = message.root if hasattr(message, "root") else message
-        if isinstance(message, mt.ToolListChangedNotification | mt.ResourceListChangedNotification):
-            asyncio.get_running_loop().create_task(self._refresh())
-        elif isinstance(message, mt.PromptListChangedNotification):
-            asyncio.get_running_loop().create_task(self._refresh())
+        changed = (
+            mt.ToolListChangedNotification,
+            mt.ResourceListChangedNotification,
+            mt.PromptListChangedNotification,
+        )
+        if isinstance(message, changed):
+            # Listed from a task of its own: the session's receive loop must go on to deliver the answer.
+            self._refreshing = asyncio.get_running_loop().create_task(self._refresh())
         elif isinstance(message, Exception):
             log.debug("MCP server %s sent something unreadable: %s", self.config.name, message)
 
     async def _refresh(self) -> None:
         """List again after a listChanged; ``on_change`` when the tools differ."""
+        import anyio
+        from mcp import MCPError
+
         session = self._session
         if session is None:
             return
@@ -409,6 +458,8 @@ class Connection:
 
 async def _relay(source: Any, sink: Any, ended: asyncio.Event) -> None:
     """Pass the server's messages to the session; set ``ended`` when the server's stream ends."""
+    import anyio
+
     try:
         async with sink:
             async for item in source:
@@ -421,6 +472,8 @@ async def _relay(source: Any, sink: Any, ended: asyncio.Event) -> None:
 
 async def _list_all(session: ClientSession, capabilities: mt.ServerCapabilities | None) -> Listing:
     """Every page of tools/list, and of resources/list and prompts/list when the server has them."""
+    from mcp import MCPError
+
     tools: list[ToolInfo] = []
     for page in await _pages(session.list_tools):
         for tool in page.tools:
@@ -446,6 +499,8 @@ async def _list_all(session: ClientSession, capabilities: mt.ServerCapabilities 
 
 async def _pages(lister: Callable[..., Any]) -> list[Any]:
     """All pages of a paginated list (``nextCursor``), at most ``MAX_PAGES``."""
+    import mcp.types as mt
+
     pages = [await lister()]
     while (cursor := pages[-1].next_cursor) and len(pages) < MAX_PAGES:
         pages.append(await lister(params=mt.PaginatedRequestParams(cursor=cursor)))

@@ -27,7 +27,7 @@ from typing import Any
 from agent_ls.core.events import EventSink, McpServerStatus
 from agent_ls.core.ports import MCP_SERVER_START, ApprovalRequest, Approver
 from agent_ls.mcp_client.config import McpServers, ServerConfig
-from agent_ls.mcp_client.connection import CallFailed, Connection, ToolInfo
+from agent_ls.mcp_client.connection import CallFailed, Connection, ToolInfo, load_sdk
 from agent_ls.mcp_client.naming import Route, full_name, qualified_name
 from agent_ls.mcp_client.results import resource_text
 from agent_ls.settings import EnvSnapshot
@@ -160,6 +160,8 @@ class McpHub:
         state this hub has not reported yet or that changed since. A server that failed to start is not
         tried again (each run would wait for it) unless ``retry_failed`` (a status request); one that
         crashed after starting is. Never raises except ``CancelledError``."""
+        if any(self.may_start(server) is not False for server in self.servers.servers):
+            await asyncio.to_thread(load_sdk)  # imported once, off the event loop
         starting = []
         for server in self.servers.servers:
             connection = self._connections[server.name]

@@ -18,13 +18,16 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp.types as mt
+if TYPE_CHECKING:
+    import mcp.types as mt
 
 
 def result_text(result: mt.CallToolResult) -> str:
     """The text of ``result`` (module docstring); "(no output)" when it has none."""
+    import mcp.types as mt
+
     parts = [block_text(block) for block in result.content]
     structured = result.structured_content
     if structured is not None and not any(isinstance(block, mt.TextContent) for block in result.content):
@@ -35,6 +38,8 @@ def result_text(result: mt.CallToolResult) -> str:
 
 def block_text(block: Any) -> str:
     """One content block as text (module docstring)."""
+    import mcp.types as mt
+
     if isinstance(block, mt.TextContent):
         return block.text
     if isinstance(block, mt.ImageContent | mt.AudioContent):
@@ -52,6 +57,8 @@ def block_text(block: Any) -> str:
 def resource_text(contents: Any) -> str:
     """A resource's contents (``resources/read`` or an embedded resource) as text: its text under a
     ``[resource: <uri>]`` line, or a line describing a blob."""
+    import mcp.types as mt
+
     if isinstance(contents, mt.TextResourceContents):
         return f"[resource: {contents.uri}]\n{contents.text}"
     if isinstance(contents, mt.BlobResourceContents):
