@@ -264,17 +264,18 @@ def mcp_hub_for(
     env: EnvSnapshot,
     environ: Mapping[str, str],
     hubs: McpHubs | None = None,
+    disabled: Sequence[str] = (),
 ) -> McpHub | None:
     """The MCP hub of ``root`` (``mcp_client.hub``): the user's ``mcp.json`` and the workspace's
     ``.mcp.json`` under ``config``'s ``[mcp]`` and trust; None when no server is configured (the SDK is then
     never imported). ``environ`` locates the state dir (``AGENT_LS_STATE_DIR``) where approvals are kept;
     ``env`` expands the entries' variables. With ``hubs`` (a front end's, called on its event loop), the
-    hub it keeps for that configuration; else a new one the caller closes. Reads two small files; starts
-    nothing."""
+    hub it keeps for that configuration; else a new one the caller closes. ``disabled``: more server names
+    not to start (the editor's ``agentLs.mcp.disabled``). Reads two small files; starts nothing."""
     from agent_ls.mcp_client.config import load_servers
 
     user_dir = config.user_file.parent if config.user_file is not None else None
-    servers = load_servers(root, user_dir, frozenset(config.mcp.disabled or ()))
+    servers = load_servers(root, user_dir, frozenset([*(config.mcp.disabled or ()), *disabled]))
     if not servers.servers:
         return None
     from agent_ls.mcp_client.hub import ApprovalStore, HubSettings, McpHub

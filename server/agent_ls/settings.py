@@ -108,6 +108,15 @@ class ModelRoleSettings(BaseModel):
     subagent: str | None = None
 
 
+class McpSettings(BaseModel):
+    """The ``agentLs.mcp`` object: ``disabled``, names of MCP servers not to start in this editor (over
+    ``[mcp] disabled`` of agent-ls.toml; it only tightens, so a workspace's settings may set it)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    disabled: list[str] = Field(default_factory=list)
+
+
 class EditorSettings(BaseModel):
     """The ``agentLs`` settings section, camelCase on the wire. Unset or empty values never override.
 
@@ -120,6 +129,7 @@ class EditorSettings(BaseModel):
         max_cost_usd: a run's cost budget in US dollars (from the provider's prices), or None.
         trace: ``off`` | ``messages`` | ``verbose``; forwarded to the log level of transcript lines.
         permissions: see ``PermissionSettings``.
+        mcp: see ``McpSettings``.
     """
 
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
@@ -132,6 +142,7 @@ class EditorSettings(BaseModel):
     max_cost_usd: float | None = Field(default=None, alias="maxCostUsd", gt=0, allow_inf_nan=False)
     trace: str = "off"
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     def loop_limits(self) -> LoopLimits:
         """The loop's stop conditions: ``maxTurns`` (default 15), ``maxTokens`` and ``maxCostUsd``."""

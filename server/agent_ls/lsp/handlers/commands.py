@@ -166,7 +166,8 @@ async def _start(ls: AgentLanguageServer, params: p.RunParams, skill: str | None
     settings = ls.state.settings
     config = config_files.for_root(ls, root)
     env = EnvSnapshot.from_environ()
-    mcp_hub = mcp_hub_for(root, config, env, process_environ(), ls.state.mcp_hubs)  # starts nothing yet
+    disabled = settings.mcp.disabled
+    mcp_hub = mcp_hub_for(root, config, env, process_environ(), ls.state.mcp_hubs, disabled)  # starts nothing
     session = await asyncio.to_thread(
         functools.partial(
             assemble_session,

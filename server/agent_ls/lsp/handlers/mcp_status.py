@@ -20,7 +20,8 @@ async def mcp_status(ls: AgentLanguageServer, *arguments: Any) -> dict[str, Any]
     params = parse_params(p.McpStatusParams, arguments)
     root = root_for(ls, uri_path(params.uri))
     config = config_files.for_root(ls, root)
-    hub = mcp_hub_for(root, config, EnvSnapshot.from_environ(), process_environ(), ls.state.mcp_hubs)
+    env, disabled = EnvSnapshot.from_environ(), ls.state.settings.mcp.disabled
+    hub = mcp_hub_for(root, config, env, process_environ(), ls.state.mcp_hubs, disabled)
     if hub is None:
         from agent_ls.mcp_client.config import load_servers  # no server: the files' problems only
 
