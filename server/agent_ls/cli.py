@@ -134,7 +134,9 @@ def _parser() -> argparse.ArgumentParser:
 
     # Listed for --help only: main() hands everything after "doctor" to agent_ls.doctor.main, which
     # parses its own options (argparse's REMAINDER drops a leading "--json").
-    sub.add_parser("doctor", help="check the sandbox, ripgrep, the model and the config", add_help=False)
+    sub.add_parser(
+        "doctor", help="check the sandbox, ripgrep, the model, the config and the MCP servers", add_help=False
+    )
     instructions = sub.add_parser("instructions", help="print the AGENTS.md chain that applies to a file")
     instructions.add_argument("file", nargs="?", type=Path, help="the file in focus (default: the workspace)")
     instructions.add_argument("--workspace", type=Path, default=None, help="workspace root (default: cwd)")

@@ -9,23 +9,32 @@ Checks, in this order, each ``ok``, ``warning`` or ``error``:
 3. model: resolved like a run resolves it (``config.load_config``, ``models.resolution.resolve_model``),
    then ``GET {base_url}/models`` with the run's credentials and a short timeout: reachable,
    unreachable, or refusing the key. The key is sent, never printed. No model configured is a warning;
-4. config: the files read, their diagnostics, and whether the workspace is trusted.
+4. config: the files read, their diagnostics, and whether the workspace is trusted;
+5. mcp, when an MCP file exists (the user's ``mcp.json``, the workspace's ``.mcp.json``): the servers
+   that may start without a question are started, reported (``mcp_client.status``: the ``MCP servers``
+   lines) and stopped; a workspace server that would need approval is reported, never started. A
+   server that failed, or a file or entry that could not be read, is an error; one that needs approval
+   (or was denied) a warning; disabled ones are fine.
 
 Output is human-readable (``✓`` ok, ``!`` warning, ``✗`` error, details indented), or one JSON object
-with ``--json``. The exit code is 0 when no check is an error, 1 otherwise (2 for a usage error).
+with ``--json`` (``checks``, plus ``mcp``: ``agent.mcpStatus``'s result, ``{"servers": [], "problems":
+[]}`` when no MCP file exists). The exit code is 0 when no check is an error, 1 otherwise (2 for a usage
+error).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 # httpx is the HTTP client of the model layer already; the check uses it so that proxies, TLS and
 # timeouts behave as in a run.
@@ -42,6 +51,9 @@ from agent_ls.workspace.layers import layers_status
 from agent_ls.workspace.overlay import find_ripgrep
 from agent_ls.workspace.sandbox import sandbox_status, unsandboxed_reason
 
+if TYPE_CHECKING:
+    from agent_ls.mcp_client.hub import McpHub
+
 Status = Literal["ok", "warning", "error"]
 SYMBOLS: dict[Status, str] = {"ok": "✓", "warning": "!", "error": "✗"}
 MODEL_TIMEOUT_S = 5.0
@@ -54,7 +66,7 @@ class Check:
     """One concern's outcome.
 
     Attributes:
-        name: ``sandbox``, ``ripgrep``, ``model`` or ``config``.
+        name: ``sandbox``, ``ripgrep``, ``model``, ``config`` or ``mcp``.
         status: ``ok``, ``warning`` (works, degraded or unchecked) or ``error`` (broken).
         summary: one line.
         details: further lines (files read, diagnostics), in order.
@@ -70,7 +82,8 @@ def main(argv: Sequence[str]) -> int:
     """``agent-ls doctor [--workspace DIR] [--model MODEL] [--json]``; returns the exit code (2 for a
     workspace that is not a directory)."""
     parser = argparse.ArgumentParser(
-        prog="agent-ls doctor", description="Check the sandbox, ripgrep, the model and the config."
+        prog="agent-ls doctor",
+        description="Check the sandbox, ripgrep, the model, the config and the MCP servers.",
     )
     parser.add_argument("--workspace", type=Path, default=Path.cwd(), help="workspace root (default: cwd)")
     parser.add_argument("--model", help="model string to check instead of the configured one")
@@ -88,11 +101,15 @@ def main(argv: Sequence[str]) -> int:
         check_model(args.model, env, config),
         check_config(config, workspace),
     ]
+    mcp, mcp_report = check_mcp(workspace, config, env)
+    if mcp is not None:
+        checks.append(mcp)
     if args.json:
         payload = {
             "ok": all(c.status != "error" for c in checks),
             "workspace": str(workspace),
             "checks": [asdict(c) for c in checks],
+            "mcp": mcp_report,
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
@@ -253,6 +270,62 @@ def check_config(config: LoadedConfig, workspace: Path) -> Check:
     count = len(config.diagnostics)
     summary = "no problems" if not count else f"{count} problem{'s' if count > 1 else ''}"
     return Check("config", status, summary, tuple(details))
+
+
+def check_mcp(workspace: Path, config: LoadedConfig, env: EnvSnapshot) -> tuple[Check | None, dict[str, Any]]:
+    """The MCP servers of ``workspace`` (module docstring, 5), and ``agent.mcpStatus``'s result for
+    ``--json`` (``{"servers": [...], "problems": [...]}``). No check (None) when no MCP file exists.
+
+    Starts the servers that may start without a question (``mcp_client.status.check``; each within
+    ``[mcp] startup_timeout_s``, all at once) and stops them before returning. The MCP SDK is imported
+    only when a server is configured (start-up time)."""
+    from agent_ls.assembly import mcp_hub_for  # builds nothing until called; keeps doctor's import light
+
+    hub = mcp_hub_for(workspace, config, env, process_environ())
+    if hub is None:
+        from agent_ls.mcp_client.config import load_servers  # reads files, imports no SDK
+
+        user_dir = config.user_file.parent if config.user_file is not None else None
+        found = load_servers(workspace, user_dir)
+        if not found.files and not found.problems:
+            return None, {"servers": [], "problems": []}
+        files = ", ".join(str(path) for path in found.files)
+        summary = f"no servers in {files}" if files else "no server could be read"
+        lines = [f"problem: {problem}" for problem in found.problems]  # status.text_lines' wording
+        return _mcp_check([], found.problems, summary, lines)
+    servers = asyncio.run(_mcp_servers(hub))
+    from agent_ls.mcp_client.status import text_lines
+
+    states = ", ".join(f"{count} {state}" for state, count in Counter(s["state"] for s in servers).items())
+    summary = f"{len(servers)} server{'s' if len(servers) > 1 else ''}: {states}"
+    lines = [line.removeprefix("  ") for line in text_lines(servers, hub.servers.problems)]
+    return _mcp_check(servers, hub.servers.problems, summary, lines)
+
+
+async def _mcp_servers(hub: McpHub) -> list[dict[str, Any]]:
+    from agent_ls.mcp_client.status import check  # the SDK: only with servers configured
+
+    try:
+        return await check(hub)
+    finally:
+        await hub.aclose()
+
+
+def _mcp_check(
+    servers: list[dict[str, Any]], problems: Sequence[str], summary: str, lines: Sequence[str]
+) -> tuple[Check, dict[str, Any]]:
+    """The ``mcp`` check (``lines`` unindented: doctor indents details): an error for a failed server or
+    an unreadable file or entry (what the user configured does not work, as for the model and the
+    config), a warning for one that waits for an approval or was denied."""
+    states = {server["state"] for server in servers}
+    status: Status = "ok"
+    if "failed" in states or problems:
+        status = "error"
+    elif states & {"needs approval", "denied", "not started"}:
+        status = "warning"
+    if problems:
+        summary += f"; {len(problems)} problem{'s' if len(problems) > 1 else ''}"
+    return Check("mcp", status, summary, tuple(lines)), {"servers": servers, "problems": list(problems)}
 
 
 def _file_line(label: str, path: Path | None) -> str:
