@@ -74,6 +74,7 @@ def build(name: str, marker: str | None) -> MCPServer:
 
         def grown(number: int) -> int:
             """Add one to a number."""
+            note("call grown")
             return number + 1
 
         app.add_tool(grown)

@@ -1,0 +1,128 @@
+"""A workspace's ``.mcp.json`` never starts a process until the workspace is trusted or the user approved
+that server (issue 18, docs/mcp.md "Trust"): a cloned repository must not launch processes on open.
+Through a real ``agent-ls serve``; the probe server writes a marker file the moment it starts, so its
+absence proves nothing was spawned."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_lsp import LanguageClient
+
+from tests.e2e.conftest import command, field, model_settings, run_ended, start
+from tests.e2e.mcp_helpers import McpScene, call, last_result, mcp_scene, mcp_status, tool_names
+from tests.support.mcp_servers import PROBE, calls, probe_entry, starts, write_servers
+from tests.support.model_server import FakeModelServer
+
+
+@pytest.fixture(autouse=True)
+def mcp(tmp_path: Path) -> Iterator[McpScene]:
+    with mcp_scene(tmp_path) as scene:
+        yield scene
+
+
+@pytest.fixture
+def marker(workspace: Path, tmp_path: Path) -> Path:
+    """The marker of the probe the workspace's ``.mcp.json`` declares (absent: it never started)."""
+    path = tmp_path / "probe.marker"
+    write_servers(workspace / ".mcp.json", {"probe": probe_entry(path)})
+    return path
+
+
+async def run_task(client: LanguageClient, task: str) -> Any:
+    started = await command(client, "agent.run", {"task": task})
+    return await run_ended(client, field(started, "sessionId"), timeout_s=90)
+
+
+def mcp_prompts(client: LanguageClient) -> list[Any]:
+    return [p for p in client.agent["prompts"] if "MCP server" in p.message]  # type: ignore[attr-defined]
+
+
+async def test_no_process_starts_on_open_on_status_or_when_the_user_denies(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer, marker: Path
+) -> None:
+    model_server.steps.extend([{"content": "first"}, {"content": "second"}])
+    client.agent["answers"].append("Deny")  # type: ignore[attr-defined]
+    await start(client, workspace, model_settings(model_server))
+    assert starts(marker) == 0  # initialize
+    await command(client, "agent.status", {})
+    assert starts(marker) == 0
+    status = await mcp_status(client)
+    probe = status["probe"]
+    assert (probe["scope"], probe["state"]) == ("workspace", "needs approval"), probe
+    assert starts(marker) == 0 and client.agent["prompts"] == []  # type: ignore[attr-defined]
+
+    ended = await run_task(client, "Look around")
+    assert field(ended, "status") == "done", field(ended, "reason")
+    (question,) = mcp_prompts(client)
+    assert "probe" in question.message and f"{sys.executable} {PROBE}" in question.message, question.message
+    assert starts(marker) == 0
+    assert not [name for name in tool_names(model_server.requests[0]) if name.startswith("mcp__")]
+    assert (await mcp_status(client))["probe"]["state"] == "denied"
+
+    ended = await run_task(client, "Again")  # "Deny" holds for this process: no second question
+    assert field(ended, "status") == "done", field(ended, "reason")
+    assert len(mcp_prompts(client)) == 1 and starts(marker) == 0
+
+
+async def test_allow_once_starts_the_workspace_server_and_its_tools_reach_the_model(
+    client: LanguageClient,
+    workspace: Path,
+    model_server: FakeModelServer,
+    marker: Path,
+    user_config: Callable[[str], None],
+) -> None:
+    user_config('[permissions]\nallow = ["mcp__probe__echo"]\n')
+    model_server.steps.extend([call("c1", "mcp__probe__echo", text="approved"), {"content": "ok"}])
+    client.agent["answers"].append("Allow once")  # type: ignore[attr-defined]
+    await start(client, workspace, model_settings(model_server))
+    assert starts(marker) == 0
+
+    ended = await run_task(client, "Echo")
+    assert field(ended, "status") == "done", field(ended, "reason")
+    (question,) = client.agent["prompts"]  # type: ignore[attr-defined]
+    assert "MCP server" in question.message and f"{sys.executable} {PROBE}" in question.message
+    assert "mcp__probe__echo" in tool_names(model_server.requests[0])
+    assert "approved" in last_result(model_server.requests[1])
+    assert starts(marker) == 1 and calls(marker) == ["echo"]
+    assert (await mcp_status(client))["probe"]["state"] == "connected"
+
+
+async def test_a_trusted_workspace_starts_its_servers_without_a_question(
+    client: LanguageClient,
+    workspace: Path,
+    model_server: FakeModelServer,
+    marker: Path,
+    user_config: Callable[[str], None],
+) -> None:
+    user_config(f'trusted_workspaces = ["{workspace}"]\n\n[permissions]\nallow = ["mcp__probe__where"]\n')
+    model_server.steps.extend([call("c1", "mcp__probe__where"), {"content": "ok"}])
+    await start(client, workspace, model_settings(model_server))
+    ended = await run_task(client, "Where are you?")
+    assert field(ended, "status") == "done", field(ended, "reason")
+
+    assert client.agent["prompts"] == []  # type: ignore[attr-defined]
+    assert last_result(model_server.requests[1]).strip() == str(workspace)  # runs in the workspace root
+    assert starts(marker) == 1
+
+
+@pytest.mark.parametrize("where", ["workspace agent-ls.toml", "editor setting"])
+async def test_a_disabled_server_is_never_started_nor_asked_about(
+    where: str, client: LanguageClient, workspace: Path, model_server: FakeModelServer, marker: Path
+) -> None:
+    settings = model_settings(model_server)
+    if where == "editor setting":
+        settings["mcp"] = {"disabled": ["probe"]}
+    else:  # allowed in an untrusted workspace: it only tightens
+        (workspace / "agent-ls.toml").write_text('[mcp]\ndisabled = ["probe"]\n')
+    model_server.steps.append({"content": "ok"})
+    await start(client, workspace, settings)
+    ended = await run_task(client, "Look around")
+    assert field(ended, "status") == "done", field(ended, "reason")
+
+    assert (await mcp_status(client))["probe"]["state"] == "disabled"
+    assert client.agent["prompts"] == [] and starts(marker) == 0  # type: ignore[attr-defined]
