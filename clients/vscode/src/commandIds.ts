@@ -12,6 +12,7 @@ export const COMMAND_IDS = [
   'agentLs.reviewFile',
   'agentLs.showInstructions',
   'agentLs.showContext',
+  'agentLs.showMcpServers',
   'agentLs.cancel',
   'agentLs.showProposal',
   'agentLs.applyProposal',

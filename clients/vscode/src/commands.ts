@@ -13,15 +13,18 @@ import * as vscode from 'vscode';
 import type { CommandId } from './commandIds';
 import { renderContext } from './contextView';
 import { renderInstructions } from './instructionsView';
+import { mcpStatusLines, NO_MCP_SERVERS } from './mcpView';
 import {
   CMD_CONTEXT,
   CMD_INSTRUCTIONS,
   CMD_LIST_SKILLS,
+  CMD_MCP_STATUS,
   CMD_RUN,
   CMD_RUN_SKILL,
   type ContextResult,
   type InstructionsAnswer,
   type ListSkillsResult,
+  type McpStatusResult,
 } from './protocol';
 import type { ProposalActions } from './proposals';
 import {
@@ -118,6 +121,8 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     }
     await action(sessionId);
   }
+
+  let mcpChannel: vscode.OutputChannel | undefined;
 
   const commands: Record<CommandId, () => Promise<void>> = {
     'agentLs.runTask': async () => {
@@ -227,6 +232,29 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
         // The built-in markdown extension is disabled: the source still reads well (the chart is a code block).
         await vscode.window.showTextDocument(uri, { preview: true });
       }
+    },
+    'agentLs.showMcpServers': async () => {
+      const document = vscode.window.activeTextEditor?.document;
+      const uri = document?.uri.scheme === 'file' ? document.uri.toString() : undefined;
+      // The server starts what may start without a question (never a prompt): up to its start-up timeout.
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Agent: checking the MCP servers…' },
+        () => server.execute<McpStatusResult>(CMD_MCP_STATUS, uri ? { uri } : {}),
+      );
+      if (!result) {
+        return;
+      }
+      const lines = mcpStatusLines(result);
+      if (lines.length === 0) {
+        void vscode.window.showInformationMessage(`Agent: ${NO_MCP_SERVERS}`);
+        return;
+      }
+      if (!mcpChannel) {
+        mcpChannel = vscode.window.createOutputChannel('Agent: MCP Servers');
+        context.subscriptions.push(mcpChannel);
+      }
+      mcpChannel.replace(lines.join('\n') + '\n');
+      mcpChannel.show(true);
     },
     'agentLs.cancel': () => runs.cancelCurrent(),
     'agentLs.showProposal': () => withProposal((sessionId) => proposals.show(sessionId)),

@@ -22,6 +22,7 @@
  * | `agent.compact`         | `CompactParams`      | `CompactResult`         |
  * | `agent.clearFindings`   | `ClearFindingsParams` | `ClearFindingsResult`  |
  * | `agent.status`          | `StatusParams`       | `StatusResult`          |
+ * | `agent.mcpStatus`       | `McpStatusParams`    | `McpStatusResult`       |
  *
  * Notifications (server to client): `agent/event` (`AgentEventNotification`; a subagent's events carry
  * `subagent`), `agent/runEnded` (`RunEndedNotification`) and `agent/todos` (`TodosNotification`, the
@@ -44,6 +45,7 @@ export const CMD_SESSION_HISTORY = 'agent.sessionHistory';
 export const CMD_COMPACT = 'agent.compact';
 export const CMD_CLEAR_FINDINGS = 'agent.clearFindings';
 export const CMD_STATUS = 'agent.status';
+export const CMD_MCP_STATUS = 'agent.mcpStatus';
 
 export const AGENT_EVENT = 'agent/event';
 export const AGENT_RUN_ENDED = 'agent/runEnded';
@@ -143,6 +145,11 @@ export interface RunParams {
    * (docs/modes.md, "Definition of done").
    */
   checks?: string[];
+  /**
+   * MCP resources to attach to the task (docs/mcp.md): `<server>:<uri>`, or a URI a connected server
+   * lists; read with resources/read and given to the model as data. One that cannot be read ends the run.
+   */
+  resource?: string | string[] | null;
 }
 
 /**
@@ -628,4 +635,58 @@ export interface StatusResult {
   sandboxed: boolean;
   /** One line: the bubblewrap in use, or why commands run unsandboxed. */
   sandbox: string;
+}
+
+/** `agent.mcpStatus`: `uri` picks the workspace folder (left out: the first). */
+export interface McpStatusParams {
+  uri?: string | null;
+}
+
+/** An MCP server's state (docs/mcp.md, "Status"). */
+export type McpServerState = 'connected' | 'failed' | 'needs approval' | 'denied' | 'disabled' | 'not started';
+
+/** One tool of a connected MCP server. */
+export interface McpToolWire {
+  /** The name the model sees: `mcp__<server>__<tool>` (at most 64 characters). */
+  name: string;
+  /** The server's own name of the tool. */
+  original: string;
+  /** The server's `readOnlyHint` / `destructiveHint` annotations (hints, not permissions); null: unset. */
+  readOnly: boolean | null;
+  destructive: boolean | null;
+  /** Estimated tokens of its name, description and schema in each request. */
+  schemaTokens: number;
+}
+
+/** One configured MCP server (`mcp_client.status.report`, a plain dict on the server). */
+export interface McpServerWire {
+  name: string;
+  scope: 'user' | 'workspace';
+  transport: 'stdio' | 'http';
+  /** The command line or URL as written (variables unexpanded). */
+  target: string;
+  /** The file it came from, or null. */
+  source: string | null;
+  state: McpServerState;
+  /** One line: the tools and the server's name and version, or why it is not connected. */
+  detail: string;
+  serverInfo: { name: string; version: string } | null;
+  protocolVersion: string | null;
+  tools: McpToolWire[];
+  schemaTokens: number;
+  /** Its tools are deferred: only their names are sent until `load_tools` or a call. */
+  deferred: boolean;
+  resources: { uri: string; name: string; mimeType: string }[];
+  prompts: { name: string; description: string }[];
+  /** The end of what the server wrote on stderr ("" for an HTTP server). */
+  stderrTail: string;
+}
+
+/**
+ * Every MCP server of the folder (docs/mcp.md), after starting those that may start without a question;
+ * `problems`: lines about the configuration files (a file that is not JSON, an entry left out).
+ */
+export interface McpStatusResult {
+  servers: McpServerWire[];
+  problems: string[];
 }

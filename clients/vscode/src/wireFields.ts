@@ -27,6 +27,8 @@ import type {
   InstructionsParams,
   InstructionsResult,
   ListSessionsParams,
+  McpStatusParams,
+  McpStatusResult,
   ListSessionsResult,
   HistoryItemWire,
   HistoryRunWire,
@@ -97,6 +99,7 @@ export const WIRE_FIELDS = {
     maxCostUsd: 'optional',
     mode: 'optional',
     checks: 'optional',
+    resource: 'optional',
   } satisfies Fields<RunParams>,
   CheckWire: { command: 'required', passed: 'required', exitCode: 'required', outputTail: 'required' } satisfies Fields<CheckWire>,
   PlanWire: {
@@ -254,6 +257,8 @@ export const WIRE_FIELDS = {
     sandboxed: 'required',
     sandbox: 'required',
   } satisfies Fields<StatusResult>,
+  McpStatusParams: { uri: 'optional' } satisfies Fields<McpStatusParams>,
+  McpStatusResult: { servers: 'required', problems: 'required' } satisfies Fields<McpStatusResult>,
 } as const;
 
 /**
