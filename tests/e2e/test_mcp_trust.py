@@ -6,14 +6,16 @@ absence proves nothing was spawned."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_lsp import LanguageClient
+from lsprotocol import types as t
+from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.e2e.conftest import command, field, model_settings, run_ended, start
+from tests.e2e.conftest import SERVER_ENV, command, field, model_settings, prepare_client, run_ended, start
 from tests.e2e.mcp_helpers import McpScene, call, last_result, mcp_scene, mcp_status, tool_names
 from tests.support.mcp_servers import PROBE, calls, probe_entry, starts, write_servers
 from tests.support.model_server import FakeModelServer
@@ -126,3 +128,67 @@ async def test_a_disabled_server_is_never_started_nor_asked_about(
 
     assert (await mcp_status(client))["probe"]["state"] == "disabled"
     assert client.agent["prompts"] == [] and starts(marker) == 0  # type: ignore[attr-defined]
+
+
+@asynccontextmanager
+async def language_server(
+    state: Path, root: Path, model: FakeModelServer, answers: list[str]
+) -> AsyncIterator[LanguageClient]:
+    """Another real ``agent-ls serve`` with its state dir (where approvals are kept) in ``state``,
+    initialized on ``root``, answering ``answers``."""
+    config = ClientServerConfig(
+        server_command=[sys.executable, "-m", "agent_ls", "serve"],
+        server_env=SERVER_ENV | {"AGENT_LS_STATE_DIR": str(state)},
+    )
+    client = await config.start()
+    assert isinstance(client, LanguageClient)
+    prepare_client(client)
+    client.agent["answers"].extend(answers)  # type: ignore[attr-defined]
+    try:
+        await start(client, root, model_settings(model))
+        yield client
+    finally:
+        if client._server is not None and client._server.returncode is None:
+            await client.shutdown_session()
+        await client.stop()
+
+
+async def test_always_allow_is_remembered_for_the_exact_entry_and_a_changed_entry_asks_again(
+    workspace: Path, model_server: FakeModelServer, marker: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    model_server.steps.extend([{"content": "one"}, {"content": "two"}, {"content": "three"}])
+    async with language_server(state, workspace, model_server, ["Always allow"]) as client:
+        ended = await run_task(client, "First")
+        assert field(ended, "status") == "done", field(ended, "reason")
+        (question,) = mcp_prompts(client)
+        assert "Always allow" in [a.title for a in question.actions]
+        assert starts(marker) == 1
+
+    async with language_server(state, workspace, model_server, []) as client:
+        ended = await run_task(client, "Second")
+        assert field(ended, "status") == "done", field(ended, "reason")
+        assert mcp_prompts(client) == [] and starts(marker) == 2  # remembered: no question
+
+    write_servers(workspace / ".mcp.json", {"probe": probe_entry(marker, name="changed")})
+    async with language_server(state, workspace, model_server, []) as client:  # dismissed
+        assert (await mcp_status(client))["probe"]["state"] == "needs approval"
+        ended = await run_task(client, "Third")
+        assert field(ended, "status") == "done", field(ended, "reason")
+        (question,) = mcp_prompts(client)
+        assert "--name changed" in question.message
+        assert starts(marker) == 2
+
+
+async def test_an_editor_without_prompts_never_starts_a_workspace_server_even_when_headless_allows(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer, marker: Path
+) -> None:
+    capabilities = t.ClientCapabilities(window=t.WindowClientCapabilities(work_done_progress=False))
+    settings = model_settings(model_server, permissions={"headless": "allow"})
+    model_server.steps.append({"content": "ok"})
+    await start(client, workspace, settings, capabilities)
+    ended = await run_task(client, "Look around")
+    assert field(ended, "status") == "done", field(ended, "reason")
+
+    assert (await mcp_status(client))["probe"]["state"] == "needs approval"
+    assert starts(marker) == 0
