@@ -195,9 +195,14 @@ def _read(path: Path, problems: list[str]) -> dict[str, Any] | None:
 
 def _server(name: str, entry: Any, scope: Scope, path: Path, problems: list[str]) -> ServerConfig | None:
     where = f"{path}: server {name!r}"
-    if not _NAME.fullmatch(name) or "__" in name:
-        # "__" separates server and tool in tool names and rules: "git__x" would read as server "git".
-        problems.append(f"{where}: a name holds letters, digits, '_', '-', '.' (at most 40), never '__'")
+    shown = name.replace(".", "_")  # as in tool names and rules (naming.py)
+    if not _NAME.fullmatch(name) or "__" in shown or shown.endswith("_"):
+        # "__" separates server and tool in tool names and rules: "git__x", "git._x" or "git_" (whose
+        # tools read mcp__git___t) would fall under the rules of server "git".
+        problems.append(
+            f"{where}: a name holds letters, digits, '_', '-', '.' (at most 40), never '__' (nor '._', "
+            "'..', '_.'), and does not end with '_' or '.'"
+        )
         return None
     try:
         parsed = _Entry.model_validate(entry)
