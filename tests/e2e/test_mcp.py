@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from pytest_lsp import LanguageClient
 
-from tests.e2e.conftest import command, field, model_settings, run_ended, start
+from tests.e2e.conftest import SECRET_KEY, command, field, model_settings, run_ended, start
 from tests.e2e.mcp_helpers import (
     McpScene,
     call,
@@ -96,6 +96,22 @@ async def test_status_lists_each_server_with_its_tools_version_resources_and_pro
     assert "broken on purpose: no licence file" in broken["stderrTail"]
 
     assert status["off"]["state"] == "disabled" and starts(off) == 0
+
+
+@pytest.mark.xfail(strict=True, reason="issue 18: the stderr tail is shown unredacted (reported to the lead)")
+async def test_a_key_a_server_writes_on_stderr_is_never_shown(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer, mcp: McpScene
+) -> None:
+    env = {"AGENT_LS_API_KEY": "${AGENT_LS_API_KEY}"}  # the server is given the key...
+    mcp.user_servers({"leaky": probe_entry(exit_at_start="no licence for ${AGENT_LS_API_KEY}", env=env)})
+    model_server.steps.append({"content": "ok"})
+    await start(client, workspace, model_settings(model_server))
+    ended = await run_task(client, "Anything")
+    assert field(ended, "status") == "done", field(ended, "reason")
+    status = await mcp_status(client)
+
+    assert "no licence for" in status["leaky"]["stderrTail"] and "mcp leaky: failed" in transcript(client)
+    assert SECRET_KEY not in json.dumps(status) and SECRET_KEY not in transcript(client)
 
 
 async def test_model_calls_an_allowed_time_tool_and_reads_the_result_in_the_next_request(

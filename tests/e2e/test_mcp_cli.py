@@ -121,6 +121,7 @@ def test_variables_are_expanded_and_no_key_reaches_a_server_unless_its_entry_nam
     assert set(named) - {"OPENAI_API_KEY", "WHO", "HI", "LC_CTYPE"} <= SAFE_DEFAULT, sorted(named)
     assert "mcp named: connected (9 tools, named-probe 1.2.3)" in stderr, stderr
     assert "mcp unset: failed: needs ${PROBE_UNSET_VARIABLE}, which is not set" in stderr, stderr
+    assert KEY not in stderr, stderr
     assert starts(marker) == 2
 
 
@@ -162,3 +163,23 @@ def test_doctor_reports_each_server_without_starting_a_workspace_one(
     assert lines["probe"].startswith("needs approval"), section
     assert starts(marker) == 0
     assert KEY not in out
+
+
+@pytest.mark.xfail(strict=True, reason="issue 18: the stderr tail is shown unredacted (reported to the lead)")
+def test_a_key_a_server_writes_on_stderr_reaches_neither_the_transcript_nor_doctor(
+    root: Path, config: Path
+) -> None:
+    env = {"OPENAI_API_KEY": "${OPENAI_API_KEY}"}  # the server is given the key, and prints it
+    leaky = probe_entry(exit_at_start="bad key ${OPENAI_API_KEY}", env=env)
+    write_servers(config / "mcp.json", {"leaky": leaky})
+    with FakeModelServer([{"content": "ok"}]) as server:
+        code, stderr, _ = run(root, config, server, "Anything", OPENAI_API_KEY=KEY)
+        url = server.base_url
+        environment = agent_cli.user_environment(config, AGENT_LS_BASE_URL=url, OPENAI_API_KEY=KEY)
+        arguments = ["doctor", "--workspace", str(root), "--model", "openai/test"]
+        doctor = agent_cli.run(arguments, cwd=root, env=environment)
+    assert code == 0, stderr
+    assert "mcp leaky: failed" in stderr and "bad key" in stderr, stderr
+    assert "bad key" in doctor.stdout + doctor.stderr
+    for where, text in (("run", stderr), ("doctor", doctor.stdout + doctor.stderr)):
+        assert KEY not in text, where
