@@ -178,7 +178,7 @@ def assemble_session(
         environ,
         sandbox=sandbox,
         mode=config.permissions.shell_mode,
-        key_names=[p.api_key_env for p in config.providers.values() if p.api_key_env],
+        key_names=_key_names(config),
         paths=paths,
         skill_dirs=skill_dirs,
         layered=layered,
@@ -189,9 +189,7 @@ def assemble_session(
     nested = context.nested()
     # One redactor for what the tools return (the model, the transcript, the session file) and what the
     # harness reads back: the key values of the environment and of the providers' api_key_env, key formats.
-    redact = Redactor.from_environ(
-        environ, [p.api_key_env for p in config.providers.values() if p.api_key_env]
-    ).text
+    redact = Redactor.from_environ(environ, _key_names(config)).text
     registry = ToolRegistry(
         sent_tools(),
         policy,
@@ -290,14 +288,28 @@ def mcp_hub_for(
     )
     store = ApprovalStore(state_dir(environ) / APPROVALS_FILE)
 
+    # What a server writes on stderr is shown (status, errors, doctor): key values are redacted first.
+    redact = Redactor.from_environ(environ, _key_names(config))
+
     def build() -> McpHub:
         return McpHub(
-            root, servers, env, trusted=config.workspace_trusted, approvals=store, settings=settings
+            root,
+            servers,
+            env,
+            trusted=config.workspace_trusted,
+            approvals=store,
+            settings=settings,
+            redact=redact.text,
         )
 
     if hubs is None:
         return build()
     return hubs.get(root, (servers, settings, config.workspace_trusted), build)
+
+
+def _key_names(config: LoadedConfig) -> list[str]:
+    """The variables the configured providers read their API keys from (``api_key_env``)."""
+    return [p.api_key_env for p in config.providers.values() if p.api_key_env]
 
 
 def start_when_idle(start: Callable[[], None]) -> None:

@@ -98,7 +98,6 @@ async def test_status_lists_each_server_with_its_tools_version_resources_and_pro
     assert status["off"]["state"] == "disabled" and starts(off) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18: the stderr tail is shown unredacted (reported to the lead)")
 async def test_a_key_a_server_writes_on_stderr_is_never_shown(
     client: LanguageClient, workspace: Path, model_server: FakeModelServer, mcp: McpScene
 ) -> None:

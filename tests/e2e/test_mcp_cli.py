@@ -165,7 +165,6 @@ def test_doctor_reports_each_server_without_starting_a_workspace_one(
     assert KEY not in out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18: the stderr tail is shown unredacted (reported to the lead)")
 def test_a_key_a_server_writes_on_stderr_reaches_neither_the_transcript_nor_doctor(
     root: Path, config: Path
 ) -> None:

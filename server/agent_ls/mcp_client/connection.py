@@ -103,6 +103,8 @@ class Connection:
         startup_timeout_s: seconds from spawn (or first request) to the first tools/list.
         call_timeout_s: seconds each tools/call may take.
         on_change: called after the tools changed (listChanged, a reconnect that lists others).
+        redact: replaces secrets (``sessions.redaction.Redactor.text``) in what is shown of the server's
+            stderr and of its errors (status, the transcript, doctor); identity when not given.
     """
 
     config: ServerConfig
@@ -111,6 +113,7 @@ class Connection:
     startup_timeout_s: float = 30.0
     call_timeout_s: float = 60.0
     on_change: Callable[[], None] = lambda: None
+    redact: Callable[[str], str] = lambda text: text
     state: State = "not started"
     detail: str = ""
     server_name: str = ""
@@ -187,7 +190,7 @@ class Connection:
             data = os.pread(fd, size - start, start)  # pread: the child's write offset is shared
         except (OSError, ValueError):
             return ""
-        return data.decode("utf-8", "replace")[-STDERR_TAIL:].strip()
+        return self.redact(data.decode("utf-8", "replace"))[-STDERR_TAIL:].strip()
 
     async def _start(self) -> bool:
 
@@ -231,7 +234,7 @@ class Connection:
             self._retry_at = time.monotonic() + BACKOFF_S[min(self._failures, MAX_RECONNECTS) - 1]
         else:
             self._failures = MAX_RECONNECTS + 1  # a configuration problem: no retry until reset
-        self.state, self.detail = "failed", why
+        self.state, self.detail = "failed", self.redact(why)
         self._session = None
         return False
 

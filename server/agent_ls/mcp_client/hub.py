@@ -19,7 +19,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,7 @@ class McpHub:
         trusted: the workspace is in ``trusted_workspaces``.
         approvals: the remembered approvals, or None (nothing remembered: a bare hub in tests).
         settings: ``[mcp]``.
+        redact: replaces secrets in what is shown of the servers' stderr and errors.
     """
 
     def __init__(
@@ -110,6 +111,7 @@ class McpHub:
         trusted: bool = False,
         approvals: ApprovalStore | None = None,
         settings: HubSettings | None = None,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.root = root
         self.servers = servers
@@ -129,6 +131,7 @@ class McpHub:
                 self.settings.startup_timeout_s,
                 self.settings.call_timeout_s,
                 on_change=self._changed,
+                redact=redact or (lambda text: text),
             )
             for s in servers.servers
         }
