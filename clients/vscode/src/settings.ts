@@ -22,6 +22,7 @@ export const SERVER_SETTING_KEYS = [
   'maxCostUsd',
   'permissions',
   'trace',
+  'mcp',
 ] as const;
 
 export type ServerSettings = Partial<Record<(typeof SERVER_SETTING_KEYS)[number], unknown>>;

@@ -45,6 +45,7 @@ test('settings have a scope and a description; those that run code or send data 
     'agentLs.maxCostUsd': 'window',
     'agentLs.permissions': 'machine',
     'agentLs.trace': 'window',
+    'agentLs.mcp': 'window',
   });
   for (const [key, property] of Object.entries(properties)) {
     assert.ok(property.markdownDescription ?? property.description, `${key} has no description`);
