@@ -279,16 +279,16 @@ def check_mcp(workspace: Path, config: LoadedConfig, env: EnvSnapshot) -> tuple[
     Starts the servers that may start without a question (``mcp_client.status.check``; each within
     ``[mcp] startup_timeout_s``, all at once) and stops them before returning. The MCP SDK is imported
     only when a server is configured (start-up time)."""
-    from agent_ls.assembly import mcp_hub_for  # builds nothing until called; keeps doctor's import light
+    from agent_ls.mcp_client.config import load_servers  # reads two small files, imports no SDK
+
+    user_dir = config.user_file.parent if config.user_file is not None else None
+    found = load_servers(workspace, user_dir)
+    if not found.files and not found.problems:  # the common case: no MCP at all, nothing more imported
+        return None, {"servers": [], "problems": []}
+    from agent_ls.assembly import mcp_hub_for
 
     hub = mcp_hub_for(workspace, config, env, process_environ())
     if hub is None:
-        from agent_ls.mcp_client.config import load_servers  # reads files, imports no SDK
-
-        user_dir = config.user_file.parent if config.user_file is not None else None
-        found = load_servers(workspace, user_dir)
-        if not found.files and not found.problems:
-            return None, {"servers": [], "problems": []}
         files = ", ".join(str(path) for path in found.files)
         summary = f"no servers in {files}" if files else "no server could be read"
         lines = [f"problem: {problem}" for problem in found.problems]  # status.text_lines' wording

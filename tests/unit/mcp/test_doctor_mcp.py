@@ -192,3 +192,20 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return not state.startswith("Z")  # a zombie has ended
+
+
+def test_an_mcp_file_without_servers_is_fine(workspace: Path, config_dir: Path) -> None:
+    servers_file(workspace / ".mcp.json", {})
+    ran = run_doctor(workspace, config_dir)
+    assert mcp_section(ran) == [f"✓ mcp: no servers in {workspace / '.mcp.json'}"]
+
+
+def test_a_server_disabled_in_agent_ls_toml_is_reported_and_not_started(
+    workspace: Path, config_dir: Path
+) -> None:
+    marker = workspace.parent / "spawned"
+    servers_file(config_dir / "mcp.json", {"mine": marker_server(marker)})
+    (config_dir / "agent-ls.toml").write_text('[mcp]\ndisabled = ["mine"]\n', encoding="utf-8")
+    ran = run_doctor(workspace, config_dir)
+    assert mcp_section(ran)[:2] == ["✓ mcp: 1 server: 1 disabled", "    mine (user, stdio): disabled"]
+    assert not marker.exists()
