@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
@@ -182,3 +183,26 @@ def test_a_key_a_server_writes_on_stderr_reaches_neither_the_transcript_nor_doct
     assert "bad key" in doctor.stdout + doctor.stderr
     for where, text in (("run", stderr), ("doctor", doctor.stdout + doctor.stderr)):
         assert KEY not in text, where
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_run_ended_by_a_signal_stops_a_server_that_outlives_its_stdin(
+    root: Path, config: Path, tmp_path: Path, signum: int
+) -> None:
+    marker = tmp_path / "probe.marker"
+    write_servers(config / "mcp.json", {"probe": probe_entry(marker, linger=True)})
+    with FakeModelServer([{"content": "slow answer", "delay_s": 120}]) as server:
+        env = agent_cli.user_environment(config, AGENT_LS_BASE_URL=server.base_url, OPENAI_API_KEY=KEY)
+        arguments = ["run", "Wait", "--model", "openai/test", "--workspace", str(root)]
+        process = agent_cli.start(arguments, cwd=root, env=env)
+        try:
+            agent_cli.wait_for_line(process, "mcp probe: connected")
+            assert starts(marker) == 1
+            process.send_signal(signum)
+            _, rest = process.communicate(timeout=60)
+        finally:
+            process.kill()
+            process.wait()
+    assert process.returncode == 128 + signum, rest
+    assert "Traceback" not in rest
+    # The autouse scene then finds no probe left (it would linger forever without a signal).

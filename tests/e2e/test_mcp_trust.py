@@ -192,3 +192,14 @@ async def test_an_editor_without_prompts_never_starts_a_workspace_server_even_wh
 
     assert (await mcp_status(client))["probe"]["state"] == "needs approval"
     assert starts(marker) == 0
+
+
+async def test_shutdown_stops_a_server_that_outlives_its_stdin(
+    client: LanguageClient, workspace: Path, mcp: McpScene, tmp_path: Path
+) -> None:
+    marker = tmp_path / "lingering.marker"
+    mcp.user_servers({"lingering": probe_entry(marker, linger=True)})
+    await start(client, workspace)
+    assert (await mcp_status(client))["lingering"]["state"] == "connected"
+    assert starts(marker) == 1
+    # The client fixture shuts the language server down; the autouse scene then finds no probe left.

@@ -22,16 +22,22 @@ PROBE = Path(__file__).with_name("probe.py")
 
 
 def probe_entry(
-    marker: Path | None = None, name: str = "probe", exit_at_start: str | None = None, **extra: Any
+    marker: Path | None = None,
+    name: str = "probe",
+    exit_at_start: str | None = None,
+    linger: bool = False,
+    **extra: Any,
 ) -> dict[str, Any]:
     """A stdio entry for the probe (``probe.py``), writing its starts and calls to ``marker``; with
-    ``exit_at_start``, the probe prints that to stderr and exits 1 before answering; ``extra`` is merged
-    into the entry (``env``, ``cwd``, ``disabled``)."""
+    ``exit_at_start``, the probe prints that to stderr and exits 1 before answering; with ``linger`` it
+    outlives its stdin until a signal; ``extra`` is merged into the entry (``env``, ``cwd``, ``disabled``)."""
     args = [str(PROBE), "--name", name]
     if marker is not None:
         args += ["--marker", str(marker)]
     if exit_at_start is not None:
         args += ["--exit-at-start", exit_at_start]
+    if linger:
+        args.append("--linger")
     return {"command": sys.executable, "args": args, **extra}
 
 

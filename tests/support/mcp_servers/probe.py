@@ -8,7 +8,9 @@ issue 18. Run as a script (``python probe.py [--marker PATH] [--name NAME] [--ht
   process was spawned by the file's absence, counts the starts (a reconnect after a crash), and sees which
   calls reached the server;
 - ``--exit-at-start MESSAGE`` prints MESSAGE on stderr and exits 1 before answering (a server that fails);
-- it exits when its parent goes away (checked twice a second): a killed agent-ls never leaves it behind.
+- it exits when its parent goes away (checked twice a second): a killed agent-ls never leaves it behind;
+  except with ``--linger``: then it neither watches its parent nor exits when its stdin closes, and only a
+  signal stops it (a server the client must terminate);
 
 Tools: ``echo`` (read-only), ``crash`` (the process exits mid-call), ``hang`` (never answers), ``grow``
 (adds ``grown`` and sends ``notifications/tools/list_changed``), ``fail`` (raises: an ``is_error`` result),
@@ -154,6 +156,7 @@ def main() -> None:
     parser.add_argument("--name", default="probe")
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--exit-at-start", metavar="MESSAGE")
+    parser.add_argument("--linger", action="store_true")
     options = parser.parse_args()
     if options.marker:
         with open(options.marker, "a", encoding="utf-8") as marker:
@@ -161,13 +164,16 @@ def main() -> None:
     if options.exit_at_start:
         print(options.exit_at_start, file=sys.stderr, flush=True)
         sys.exit(1)
-    _exit_with_parent()
+    if not options.linger:
+        _exit_with_parent()
     print(f"probe {options.name} started", file=sys.stderr, flush=True)
     app = build(options.name, options.marker)
     if options.http:
         asyncio.run(_serve_http(app))
     else:
         app.run()
+    if options.linger:  # a server that outlives its stdin: only a signal stops it
+        time.sleep(3600)
 
 
 if __name__ == "__main__":
