@@ -138,7 +138,9 @@ class Rule:
             if self.verdict != "allow":
                 pairs += [(windows_reading(s), p) for s, p in pairs if may_read_differently(s)]
             return self.pattern == "**" or any(_spec(p).match_file(s) for s, p in pairs)
-        return subject == self.key or subject.startswith(self.key + "__")
+        if self.key.count("__") == 1:  # mcp__<server>: every tool of that server
+            return subject == self.key or subject.startswith(self.key + "__")
+        return subject == self.key  # mcp__<server>__<tool>: that tool, not a "<tool>__x" of the server
 
 
 def _word_bounded(pattern: str) -> tuple[str, ...]:

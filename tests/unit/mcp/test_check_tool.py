@@ -120,3 +120,14 @@ def test_always_allow_writes_the_exact_tool_rule(tmp_path: Path) -> None:
 def test_without_a_writable_user_config_there_is_no_always(tmp_path: Path) -> None:
     decision = policy(tmp_path, writable=False).check_tool(TOOL)
     assert decision.always == () and decision.no_always == "the user config cannot be written"
+
+
+def test_a_tool_rule_names_one_tool_not_the_tools_its_name_starts(tmp_path: Path) -> None:
+    """Tool names may hold ``__``: allowing ``create`` must not allow ``create__and_delete``."""
+    allowing = policy(tmp_path, ("allow", "mcp__github__create"))
+    assert allowing.check_tool("mcp__github__create").verdict == "allow"
+    assert allowing.check_tool("mcp__github__create__and_delete").verdict == "ask"
+    assert (
+        policy(tmp_path, ("allow", "mcp__github")).check_tool("mcp__github__create__and_delete").verdict
+        == "allow"
+    )
