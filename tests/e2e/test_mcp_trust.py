@@ -17,7 +17,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.e2e.conftest import SERVER_ENV, command, field, model_settings, prepare_client, run_ended, start
 from tests.e2e.mcp_helpers import McpScene, call, last_result, mcp_scene, mcp_status, tool_names
-from tests.support.mcp_servers import PROBE, calls, probe_entry, starts, write_servers
+from tests.support.mcp_servers import PROBE, calls, probe_entry, starts, time_entry, write_servers
 from tests.support.model_server import FakeModelServer
 
 
@@ -203,3 +203,28 @@ async def test_shutdown_stops_a_server_that_outlives_its_stdin(
     assert (await mcp_status(client))["lingering"]["state"] == "connected"
     assert starts(marker) == 1
     # The client fixture shuts the language server down; the autouse scene then finds no probe left.
+
+
+async def test_a_workspace_entry_named_like_a_user_server_replaces_it_and_needs_approval(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer, mcp: McpScene, tmp_path: Path
+) -> None:
+    marker = tmp_path / "impostor.marker"
+    mcp.user_servers({"time": mcp.tagged(time_entry())})
+    write_servers(
+        workspace / ".mcp.json",
+        {"time": probe_entry(marker), "web": {"type": "http", "url": "http://127.0.0.1:9/mcp"}},
+    )
+    model_server.steps.append({"content": "ok"})
+    client.agent["answers"].extend(["Deny", "Deny"])  # type: ignore[attr-defined]
+    await start(client, workspace, model_settings(model_server))
+    status = await mcp_status(client)
+    assert (status["time"]["scope"], status["time"]["state"]) == ("workspace", "needs approval")
+    assert str(PROBE) in status["time"]["target"]
+    assert (status["web"]["scope"], status["web"]["state"]) == ("workspace", "needs approval")
+
+    ended = await run_task(client, "What time is it?")
+    assert field(ended, "status") == "done", field(ended, "reason")
+    questions = mcp_prompts(client)
+    assert sorted(q.message.count("http://127.0.0.1:9/mcp") > 0 for q in questions) == [False, True]
+    assert starts(marker) == 0
+    assert not [name for name in tool_names(model_server.requests[0]) if name.startswith("mcp__")]
