@@ -91,14 +91,22 @@ class ServerConfig:
     @property
     def target(self) -> str:
         """What the user is shown and approves: the command line (``python3 -m srv --flag``, with its
-        ``env`` as ``K=${K}`` in front) or the URL (with the header names); variables unexpanded."""
+        ``env`` as ``K=${K}`` in front) or the URL (with its headers, ``Authorization: Bearer ${TOKEN}``);
+        as written, variables unexpanded (a front end redacts what it shows of the user's own files)."""
         if self.transport == "http":
-            names = f" (headers: {', '.join(sorted(self.headers))})" if self.headers else ""
-            return self.url + names
+            headers = "; ".join(f"{key}: {value}" for key, value in sorted(self.headers.items()))
+            return self.url + (f" (headers: {headers})" if headers else "")
         env = " ".join(f"{key}={shlex.quote(value)}" for key, value in sorted(self.env.items()))
         line = shlex.join([self.command, *self.args])
         cwd = f" (in {self.cwd})" if self.cwd else ""
         return (f"{env} {line}" if env else line) + cwd
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The environment variables the entry's ``${VAR}`` references read (sorted): what the server is
+        given from the user's environment, said in the question before a workspace server starts."""
+        texts = [self.command, *self.args, *self.env.values(), self.url, *self.headers.values()]
+        return tuple(sorted({match.group(1) for text in texts for match in _VARIABLE.finditer(text)}))
 
     @property
     def fingerprint(self) -> str:

@@ -118,6 +118,8 @@ class McpHub:
         self.trusted = trusted
         self.settings = settings or HubSettings()
         self._approvals = approvals
+        self.redact = redact or (lambda text: text)
+        """Replaces secrets in what is shown (stderr, errors, a status's command lines)."""
         self._allowed: set[str] = set()  # approved for this hub's life
         self._denied: dict[str, str] = {}  # name -> why
         self._told: dict[str, tuple[str, str]] = {}  # what each run was last told, per server
@@ -131,7 +133,7 @@ class McpHub:
                 self.settings.startup_timeout_s,
                 self.settings.call_timeout_s,
                 on_change=self._changed,
-                redact=redact or (lambda text: text),
+                redact=self.redact,
             )
             for s in servers.servers
         }
@@ -194,10 +196,12 @@ class McpHub:
 
     async def _ask(self, server: ServerConfig, approver: Approver) -> tuple[bool, str]:
         """Whether the user allowed ``server`` to start, and why nobody answered ("" when someone did)."""
+        given = server.variables
+        gets = f"; it is given the values of {', '.join(given)} from your environment" if given else ""
         request = ApprovalRequest(
             tool_name="mcp",
             subject=f"{server.name}: {server.target}",
-            reason=UNTRUSTED_REASON,
+            reason=UNTRUSTED_REASON + gets,
             rule="mcp: workspace server, workspace not trusted",
             always=(f"start {server.name!r} in {self.root} until its .mcp.json entry changes",),
             purpose=MCP_SERVER_START,

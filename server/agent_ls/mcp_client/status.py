@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_ls.mcp_client.hub import McpHub
-from agent_ls.mcp_client.tools import schema_tokens, tool_set
+from agent_ls.mcp_client.tools import schema_tokens, sent_description, sent_schema, tool_set
 
 
 async def check(hub: McpHub) -> list[dict[str, Any]]:
@@ -39,7 +39,11 @@ def report(hub: McpHub) -> list[dict[str, Any]]:
                     "original": info.name,
                     "readOnly": info.read_only,
                     "destructive": info.destructive,
-                    "schemaTokens": schema_tokens(name, info.description, info.input_schema),
+                    "schemaTokens": schema_tokens(
+                        name,
+                        sent_description(info.description, info.name, server.name),
+                        sent_schema(info.input_schema),
+                    ),
                 }
             )
         connected = connection.state == "connected"
@@ -50,7 +54,7 @@ def report(hub: McpHub) -> list[dict[str, Any]]:
                 "name": server.name,
                 "scope": server.scope,
                 "transport": server.transport,
-                "target": server.target,
+                "target": hub.redact(server.target),
                 "source": str(server.source) if server.source else None,
                 "state": connection.state,
                 "detail": connection.detail,

@@ -73,11 +73,8 @@ def tool_set(hub: McpHub) -> McpToolSet:
 
 def _tool(hub: McpHub, found: McpTool) -> Tool[Any]:
     info = found.info
-    description = info.description.strip() or f"{found.route.tool} (MCP server {found.route.server})"
-    if len(description) > MAX_DESCRIPTION:
-        description = description[: MAX_DESCRIPTION - 1] + "…"
-    schema = info.input_schema if info.input_schema.get("type") == "object" else {"type": "object"}
-    schema = {key: value for key, value in schema.items() if key not in ("title", "$schema")}
+    description = sent_description(info.description, found.route.tool, found.route.server)
+    schema = sent_schema(info.input_schema)
     route = found.route
 
     async def run(args: AnyArguments, ctx: ToolContext) -> ToolOutput:
@@ -105,6 +102,20 @@ def _tool(hub: McpHub, found: McpTool) -> Tool[Any]:
             check=_checker(schema),
         ),
     )
+
+
+def sent_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """An MCP tool's ``inputSchema`` as the model is sent it: an object schema (anything else becomes
+    ``{"type": "object"}``) without its ``title`` and ``$schema`` (tokens in every request)."""
+    found = schema if schema.get("type") == "object" else {"type": "object"}
+    return {key: value for key, value in found.items() if key not in ("title", "$schema")}
+
+
+def sent_description(info_description: str, route_tool: str, server: str) -> str:
+    """An MCP tool's description as the model is sent it: the server's, stripped and cut to
+    ``MAX_DESCRIPTION`` characters, or ``<tool> (MCP server <server>)`` when it has none."""
+    description = info_description.strip() or f"{route_tool} (MCP server {server})"
+    return description if len(description) <= MAX_DESCRIPTION else description[: MAX_DESCRIPTION - 1] + "…"
 
 
 def _brief(description: str) -> str:

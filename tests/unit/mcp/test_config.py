@@ -85,9 +85,10 @@ def test_claude_code_entries_stdio_and_http(root: Path) -> None:
         ),
         ServerConfig("bare-url", "workspace", "http", url="http://127.0.0.1:9/other", source=source),
     )
-    # What the user approves: the command line, variables unexpanded; header names, never values.
+    # What the user approves: the command line and the headers as written, variables unexpanded.
     assert found.servers[0].target == "TOKEN='${GIT_TOKEN}' uvx mcp-server-git --repository . (in tools)"
-    assert found.servers[2].target == "http://127.0.0.1:9/mcp (headers: Authorization)"
+    assert found.servers[2].target == "http://127.0.0.1:9/mcp (headers: Authorization: Bearer ${T})"
+    assert found.servers[2].variables == ("T",)
 
 
 def test_a_workspace_entry_replaces_the_user_entry_of_the_same_name(root: Path, user_dir: Path) -> None:
