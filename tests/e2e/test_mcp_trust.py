@@ -15,8 +15,26 @@ import pytest
 from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.e2e.conftest import SERVER_ENV, command, field, model_settings, prepare_client, run_ended, start
-from tests.e2e.mcp_helpers import McpScene, call, last_result, mcp_scene, mcp_status, tool_names
+from tests.e2e.conftest import (
+    SECRET_KEY,
+    SERVER_ENV,
+    command,
+    field,
+    model_settings,
+    prepare_client,
+    run_ended,
+    start,
+)
+from tests.e2e.mcp_helpers import (
+    McpScene,
+    call,
+    digest,
+    environ_of,
+    last_result,
+    mcp_scene,
+    mcp_status,
+    tool_names,
+)
 from tests.support.mcp_servers import PROBE, calls, probe_entry, starts, time_entry, write_servers
 from tests.support.model_server import FakeModelServer
 
@@ -78,8 +96,12 @@ async def test_allow_once_starts_the_workspace_server_and_its_tools_reach_the_mo
     marker: Path,
     user_config: Callable[[str], None],
 ) -> None:
-    user_config('[permissions]\nallow = ["mcp__probe__echo"]\n')
-    model_server.steps.extend([call("c1", "mcp__probe__echo", text="approved"), {"content": "ok"}])
+    user_config('[permissions]\nallow = ["mcp__probe__echo", "mcp__probe__environ"]\n')
+    # The entry hands the server the key: the question shows that, as written, never the key itself.
+    entry = probe_entry(marker, env={"PROBE_TOKEN": "${AGENT_LS_API_KEY}"})
+    write_servers(workspace / ".mcp.json", {"probe": entry})
+    echo, environ = call("c1", "mcp__probe__echo", text="approved"), call("c2", "mcp__probe__environ")
+    model_server.steps.extend([echo, environ, {"content": "ok"}])
     client.agent["answers"].append("Allow once")  # type: ignore[attr-defined]
     await start(client, workspace, model_settings(model_server))
     assert starts(marker) == 0
@@ -88,9 +110,11 @@ async def test_allow_once_starts_the_workspace_server_and_its_tools_reach_the_mo
     assert field(ended, "status") == "done", field(ended, "reason")
     (question,) = client.agent["prompts"]  # type: ignore[attr-defined]
     assert "MCP server" in question.message and f"{sys.executable} {PROBE}" in question.message
+    assert "PROBE_TOKEN='${AGENT_LS_API_KEY}'" in question.message and SECRET_KEY not in question.message
     assert "mcp__probe__echo" in tool_names(model_server.requests[0])
     assert "approved" in last_result(model_server.requests[1])
-    assert starts(marker) == 1 and calls(marker) == ["echo"]
+    assert environ_of(last_result(model_server.requests[2]))["PROBE_TOKEN"] == digest(SECRET_KEY)
+    assert starts(marker) == 1 and calls(marker) == ["echo", "environ"]
     assert (await mcp_status(client))["probe"]["state"] == "connected"
 
 
