@@ -21,6 +21,8 @@ from tests.e2e.conftest import SECRET_KEY, command, field, model_settings, run_e
 from tests.e2e.mcp_helpers import (
     McpScene,
     call,
+    digest,
+    environ_of,
     last_failed,
     last_result,
     mcp_scene,
@@ -388,3 +390,30 @@ async def test_a_resource_attached_to_a_task_reaches_the_model(
 
     sent = json.dumps(model_server.requests[0]["messages"])
     assert NOTES in sent and "probe://notes" in sent
+
+
+async def test_names_that_sanitise_alike_stay_distinct_and_route_to_their_own_server(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer, mcp: McpScene
+) -> None:
+    mcp.user_servers(
+        {"my.docs": probe_entry(env={"WHICH": "dotted"}), "my_docs": probe_entry(env={"WHICH": "plain"})}
+    )
+    await start(client, workspace, model_settings(model_server))
+    status = await mcp_status(client)
+    names = {
+        name: {t["original"]: t["name"] for t in status[name]["tools"]} for name in ("my.docs", "my_docs")
+    }
+    every = [name for tools in names.values() for name in tools.values()]
+    assert len(set(every)) == len(every) == 18, names
+    assert all(len(name) <= 64 and re.fullmatch(r"[A-Za-z0-9_-]+", name) for name in every), every
+    dotted, plain = names["my.docs"]["environ"], names["my_docs"]["environ"]
+    assert "mcp__my_docs__environ" in (dotted, plain), names
+    hashed = dotted if plain == "mcp__my_docs__environ" else plain
+    assert re.fullmatch(r"mcp__my_docs__[A-Za-z0-9_-]*_[0-9a-f]{8}", hashed), hashed
+
+    model_server.steps.extend([call("c1", dotted), call("c2", plain), {"content": "ok"}])
+    client.agent["answers"].extend(["Allow once", "Allow once"])  # type: ignore[attr-defined]
+    ended = await run_task(client, "Which is which?")
+    assert field(ended, "status") == "done", field(ended, "reason")
+    assert environ_of(last_result(model_server.requests[1]))["WHICH"] == digest("dotted")
+    assert environ_of(last_result(model_server.requests[2]))["WHICH"] == digest("plain")
