@@ -363,20 +363,25 @@ async def test_a_streamable_http_server_on_localhost_is_discovered_and_called(
     user_config: Callable[[str], None],
 ) -> None:
     url = http_probe.url
-    mcp.user_servers({"web": {"type": "http", "url": url}, "old": {"type": "sse", "url": url[:-4] + "/sse"}})
-    user_config('[permissions]\nallow = ["mcp__web__echo"]\n')
-    model_server.steps.extend([call("c1", "mcp__web__echo", text="over http"), {"content": "ok"}])
+    web = {"type": "http", "url": url, "headers": {"X-Probe-Token": "${AGENT_LS_API_KEY}"}}
+    mcp.user_servers({"web": web, "old": {"type": "sse", "url": url[:-4] + "/sse"}})
+    user_config('[permissions]\nallow = ["mcp__web__echo", "mcp__web__headers"]\n')
+    model_server.steps.extend(
+        [call("c1", "mcp__web__echo", text="over http"), call("c2", "mcp__web__headers"), {"content": "ok"}]
+    )
     await start(client, workspace, model_settings(model_server))
     status = await mcp_status(client)
-    web = status["web"]
-    assert (web["transport"], web["state"], web["target"]) == ("http", "connected", url), web
-    assert web["serverInfo"] == {"name": "probe-http", "version": "1.2.3"}
+    assert (status["web"]["transport"], status["web"]["state"]) == ("http", "connected"), status["web"]
+    assert status["web"]["target"].startswith(url), status["web"]["target"]
+    assert status["web"]["serverInfo"] == {"name": "probe-http", "version": "1.2.3"}
     assert "old" not in status and any("sse" in line for line in status[""]["problems"]), status[""]
 
     ended = await run_task(client, "Echo over HTTP")
     assert field(ended, "status") == "done", field(ended, "reason")
     assert "over http" in last_result(model_server.requests[1])
-    assert http_probe.marker is not None and calls(http_probe.marker) == ["echo"]
+    assert environ_of(last_result(model_server.requests[2]))["x-probe-token"] == digest(SECRET_KEY)
+    assert SECRET_KEY not in json.dumps(status) and SECRET_KEY not in transcript(client)
+    assert http_probe.marker is not None and calls(http_probe.marker) == ["echo", "headers"]
 
 
 async def test_a_resource_attached_to_a_task_reaches_the_model(
@@ -404,7 +409,7 @@ async def test_names_that_sanitise_alike_stay_distinct_and_route_to_their_own_se
         name: {t["original"]: t["name"] for t in status[name]["tools"]} for name in ("my.docs", "my_docs")
     }
     every = [name for tools in names.values() for name in tools.values()]
-    assert len(set(every)) == len(every) == 18, names
+    assert len(set(every)) == len(every) == 20, names
     assert all(len(name) <= 64 and re.fullmatch(r"[A-Za-z0-9_-]+", name) for name in every), every
     dotted, plain = names["my.docs"]["environ"], names["my_docs"]["environ"]
     assert "mcp__my_docs__environ" in (dotted, plain), names

@@ -92,7 +92,7 @@ def test_a_trusted_workspace_runs_its_servers_in_the_root_or_their_cwd(
     here, there = results(requests)
     assert (here.strip(), there.strip()) == (str(root), str(root / "sub"))
     assert starts(marker) == 2 and calls(marker) == ["where", "where"]
-    assert "mcp here: connected (9 tools, probe 1.2.3)" in stderr, stderr
+    assert "mcp here: connected (10 tools, probe 1.2.3)" in stderr, stderr
 
 
 def test_variables_are_expanded_and_no_key_reaches_a_server_unless_its_entry_names_it(
@@ -120,7 +120,7 @@ def test_variables_are_expanded_and_no_key_reaches_a_server_unless_its_entry_nam
     assert named["OPENAI_API_KEY"] == digest(KEY)
     assert (named["WHO"], named["HI"]) == (digest("world"), digest("hello"))
     assert set(named) - {"OPENAI_API_KEY", "WHO", "HI", "LC_CTYPE"} <= SAFE_DEFAULT, sorted(named)
-    assert "mcp named: connected (9 tools, named-probe 1.2.3)" in stderr, stderr
+    assert "mcp named: connected (10 tools, named-probe 1.2.3)" in stderr, stderr
     assert "mcp unset: failed: needs ${PROBE_UNSET_VARIABLE}, which is not set" in stderr, stderr
     assert KEY not in stderr, stderr
     assert starts(marker) == 2

@@ -16,7 +16,8 @@ Tools: ``echo`` (read-only), ``crash`` (the process exits mid-call), ``hang`` (n
 (adds ``grown`` and sends ``notifications/tools/list_changed``), ``fail`` (raises: an ``is_error`` result),
 ``image`` (a 1,234-byte PNG), ``wipe`` (``destructiveHint``), ``environ`` (the process's environment as a
 JSON object of each name to the first 12 hex digits of the SHA-256 of its value: names and a check of the
-values, never a value itself), ``where`` (its working directory). Resource ``probe://notes``
+values, never a value itself), ``headers`` (the same of the HTTP request's headers), ``where`` (its
+working directory). Resource ``probe://notes``
 (text/plain); prompt ``greet``.
 """
 
@@ -107,6 +108,13 @@ def build(name: str, marker: str | None) -> MCPServer:
         note("call environ")
         digests = {k: hashlib.sha256(v.encode()).hexdigest()[:12] for k, v in os.environ.items()}
         return json.dumps(digests, sort_keys=True)
+
+    @app.tool()
+    def headers(ctx: Context) -> str:
+        """The HTTP request's headers, as ``environ`` reports variables ({} over stdio)."""
+        note("call headers")
+        given = ctx.headers or {}
+        return json.dumps({k.lower(): hashlib.sha256(v.encode()).hexdigest()[:12] for k, v in given.items()})
 
     @app.tool()
     def where() -> str:
