@@ -165,7 +165,8 @@ class McpHub:
         state this hub has not reported yet or that changed since. A server that failed to start is not
         tried again (each run would wait for it) unless ``retry_failed`` (a status request); one that
         crashed after starting is. Never raises except ``CancelledError``."""
-        if any(self.may_start(server) is not False for server in self.servers.servers):
+        may = [self.may_start(server) for server in self.servers.servers]
+        if True in may or (None in may and approver is not None):
             await asyncio.to_thread(load_sdk)  # imported once, off the event loop
         starting = []
         for server in self.servers.servers:
@@ -252,12 +253,12 @@ class McpHub:
         return f"{server}:{uri}", text
 
     def _resource_server(self, spec: str) -> tuple[str, str]:
+        for name, connection in self._connections.items():  # a URI a server lists wins: "file:///x"
+            if any(uri == spec for uri, _, _ in connection.listing.resources):
+                return name, spec
         head, _, rest = spec.partition(":")
         if head in self._connections and rest:
             return head, rest
-        for name, connection in self._connections.items():
-            if any(uri == spec for uri, _, _ in connection.listing.resources):
-                return name, spec
         listed = sorted(
             f"{name}:{uri}" for name, c in self._connections.items() for uri, _, _ in c.listing.resources
         )
