@@ -193,7 +193,6 @@ class Connection:
         return self.redact(data.decode("utf-8", "replace"))[-STDERR_TAIL:].strip()
 
     async def _start(self) -> bool:
-
         await self._drop()
         self.state, self.detail = "connecting", ""
         try:
