@@ -252,3 +252,21 @@ async def test_a_workspace_entry_named_like_a_user_server_replaces_it_and_needs_
     assert sorted(q.message.count("http://127.0.0.1:9/mcp") > 0 for q in questions) == [False, True]
     assert starts(marker) == 0
     assert not [name for name in tool_names(model_server.requests[0]) if name.startswith("mcp__")]
+
+
+async def test_a_session_approval_does_not_cover_an_entry_changed_since(
+    client: LanguageClient, workspace: Path, model_server: FakeModelServer, marker: Path, tmp_path: Path
+) -> None:
+    model_server.steps.extend([{"content": "one"}, {"content": "two"}])
+    client.agent["answers"].append("Allow for this session")  # type: ignore[attr-defined]
+    await start(client, workspace, model_settings(model_server))
+    ended = await run_task(client, "First")
+    assert field(ended, "status") == "done", field(ended, "reason")
+    assert len(mcp_prompts(client)) == 1 and starts(marker) == 1
+
+    swapped = tmp_path / "swapped.marker"  # the repository (or an applied edit) changes the entry
+    write_servers(workspace / ".mcp.json", {"probe": probe_entry(swapped, name="swapped")})
+    ended = await run_task(client, "Second")  # the question is dismissed
+    assert field(ended, "status") == "done", field(ended, "reason")
+    assert len(mcp_prompts(client)) == 2 and "--name swapped" in mcp_prompts(client)[1].message
+    assert starts(swapped) == 0
