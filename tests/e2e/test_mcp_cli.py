@@ -1,13 +1,18 @@
 """MCP servers through ``agent-ls run`` and ``agent-ls doctor`` as a user runs them (issue 18,
-docs/mcp.md): ``--yes`` never approves a workspace server, a trusted workspace starts its servers in the
-workspace root, ``${VAR}`` expansion, a server's environment that holds no key unless its entry names it,
-a resource attached with ``--resource``, and doctor's ``mcp`` check."""
+docs/mcp.md): the terminal asks before a workspace server starts and ``--yes`` never approves one, a
+trusted workspace starts its servers in the workspace root, ``${VAR}`` expansion, a server's environment
+that holds no key unless its entry names it, a key a server prints never shown, a resource attached with
+``--resource``, a run ended by a signal stopping its servers, and doctor's ``mcp`` check."""
 
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
@@ -17,7 +22,7 @@ import pytest
 
 from tests.e2e.mcp_helpers import McpScene, call, digest, environ_of, mcp_scene, result_of, tool_names
 from tests.support import agent_cli, sweep
-from tests.support.mcp_servers import calls, probe_entry, starts, time_entry, write_servers
+from tests.support.mcp_servers import PROBE, calls, probe_entry, starts, time_entry, write_servers
 from tests.support.mcp_servers.probe import NOTES
 from tests.support.model_server import FakeModelServer
 
@@ -206,3 +211,53 @@ def test_a_run_ended_by_a_signal_stops_a_server_that_outlives_its_stdin(
     assert process.returncode == 128 + signum, rest
     assert "Traceback" not in rest
     # The autouse scene then finds no probe left (it would linger forever without a signal).
+
+
+@pytest.mark.parametrize("answer", ["y", "n", None], ids=["yes", "no", "no terminal"])
+def test_the_terminal_asks_before_starting_a_workspace_server(
+    root: Path, config: Path, tmp_path: Path, answer: str | None
+) -> None:
+    marker = tmp_path / "probe.marker"
+    write_servers(root / ".mcp.json", {"probe": probe_entry(marker)})
+    (config / "agent-ls.toml").write_text('[permissions]\nallow = ["mcp__probe__echo"]\n')
+    steps = [call("c1", "mcp__probe__echo", text="from the terminal"), {"content": "ok"}]
+    primary, secondary = pty.openpty()
+    try:
+        with FakeModelServer(steps) as server:
+            env = agent_cli.user_environment(config, AGENT_LS_BASE_URL=server.base_url, OPENAI_API_KEY=KEY)
+            child = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "agent_ls",
+                    "run",
+                    "Echo",
+                    "--model",
+                    "openai/test",
+                    "--workspace",
+                    str(root),
+                ],
+                cwd=root,
+                env=env,
+                stdin=secondary if answer else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            if answer:
+                os.write(primary, f"{answer}\n".encode())
+            _, stderr = child.communicate(timeout=120)
+            requests = server.requests
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert child.returncode == 0, stderr
+    if answer is None:
+        assert "not started; trust the workspace" in stderr, stderr
+    else:
+        assert "agent-ls wants to run an MCP server start (mcp): probe: " in stderr, stderr
+        assert f"{sys.executable} {PROBE}" in stderr
+    if answer == "y":
+        assert starts(marker) == 1 and "from the terminal" in results(requests)[0]
+    else:
+        assert starts(marker) == 0 and "from the terminal" not in results(requests)[0]
