@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agent_ls.core.checks import CheckResult
-from agent_ls.core.messages import NO_USAGE, Usage
+from agent_ls.core.messages import NO_USAGE, RequestSent, Usage
 from agent_ls.core.plan import Plan, RunMode
 from agent_ls.core.review import ReviewFinding
 from agent_ls.core.todos import TodoItem
@@ -146,16 +146,35 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True)
+class ModelCall:
+    """The facts of one model call, for the trajectory (``sessions``, ``agent-ls trace``).
+
+    Attributes:
+        model: the model string of the client that answered (``openai/gpt-4.1``, ``replay:s.json``).
+        latency_s: seconds from sending the request to the whole reply (``time.monotonic``; a retried
+            call's waits and failed attempts included).
+        request: the body sent (size and SHA-256), when the client built one.
+    """
+
+    model: str
+    latency_s: float
+    request: RequestSent | None = None
+
+
+@dataclass(frozen=True)
 class UsageReported:
     """Usage of the last model call (``usage``), of the whole run so far (``total``) and of the session
     so far, earlier runs included (``session``). ``role``: what the call was for (a compaction summary is
     reported by the parent run with ``compaction``; a subagent's own calls come wrapped in
-    ``SubagentEvent`` and count as ``subagent``)."""
+    ``SubagentEvent`` and count as ``subagent``). ``call``: that call's model, latency and request body
+    facts (``ModelCall``) for the run's own turns and a subagent's; None for a compaction summary."""
 
     usage: Usage
     total: Usage
     session: Usage = NO_USAGE
     role: ModelRole = "main"
+    call: ModelCall | None = field(default=None, compare=False)
+    """Left out of equality: a latency is a measurement, not what happened."""
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -57,6 +58,7 @@ from agent_ls.core.events import (
     EventSink,
     MessageCompleted,
     MessageDelta,
+    ModelCall,
     ModelRetrying,
     ModelRole,
     RemoteContentDefanged,
@@ -266,12 +268,15 @@ async def _turns(
         if compactor is not None and compactor.needed(_with_note(history, note), specs):
             await _compact(compactor, history, specs, model, emit, "auto", note, run)
         try:
+            sent = time.monotonic()
             response = await _complete(model, _with_note(history, note), specs, emit, limits)
         except ModelContextOverflowError:
             if compactor is None:
                 raise
             await _compact(compactor, history, specs, model, emit, "overflow", note, run)
+            sent = time.monotonic()
             response = await _complete(model, _with_note(history, note), specs, emit, limits)
+        measured = ModelCall(model.model_name, time.monotonic() - sent, response.request)
         message = response.message
         history.append(message)
         if message.text:
@@ -284,7 +289,7 @@ async def _turns(
             emit(MessageCompleted(text=text.text, reasoning=reasoning.text))
             if text.targets or reasoning.targets:
                 emit(RemoteContentDefanged(tuple(dict.fromkeys(text.targets + reasoning.targets))))
-        emit(UsageReported(usage=response.usage, total=run.total, session=run.before + run.total))
+        emit(UsageReported(response.usage, run.total, run.before + run.total, call=measured))
         if not message.tool_calls and response.finish_reason in CUT_OFF:
             return "stopped", (
                 f"model {model.model_name} hit its output token limit (finish reason "

@@ -137,9 +137,22 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class RequestSent:
+    """The request body a model call sent, for the trajectory: its size in bytes and the hex SHA-256 of
+    those exact bytes (``hashlib.sha256``). The body itself is not kept: it holds the whole history."""
+
+    size_bytes: int
+    sha256: str
+
+
+@dataclass(frozen=True)
 class ModelResponse:
-    """One completed model call: the assistant message, its usage and the provider's finish reason."""
+    """One completed model call: the assistant message, its usage and the provider's finish reason.
+    ``request``: the body that was sent (``RequestSent``), when the client built one (the HTTP wires and
+    ``replay:`` do; a scripted test model may not)."""
 
     message: AssistantMessage
     usage: Usage
     finish_reason: str | None = None
+    request: RequestSent | None = field(default=None, compare=False)
+    """Left out of equality: a fact of the sending, not of the answer."""

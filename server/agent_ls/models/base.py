@@ -10,7 +10,8 @@ and supplies four things: the request path, the request body, a reader for a who
 3. non-streaming: read the body, emit the whole text as one ``MessageDelta``; streaming: feed each
    server-sent event to the reader, which emits deltas as they arrive; a server that answers a streaming
    request with plain JSON is read as non-streaming;
-4. price the usage (``Prices``) and return the ``ModelResponse``.
+4. price the usage (``Prices``) and return the ``ModelResponse`` with the body's size and SHA-256
+   (``RequestSent``, for the trajectory).
 
 SSE framing is parsed by httpx-sse (a maintained parser of the WHATWG event-stream format, chosen over our
 own line splitting). Cancelling the awaiting task closes the stream at once.
@@ -19,6 +20,7 @@ own line splitting). Cancelling the awaiting task closes the stream at once.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -37,6 +39,7 @@ from agent_ls.core.messages import (
     AssistantMessage,
     Message,
     ModelResponse,
+    RequestSent,
     ToolResultMessage,
     ToolSpec,
     Usage,
@@ -218,7 +221,7 @@ class HttpModelClient(ABC):
                 response.raise_for_status()
             result = self.read_response(self._json(response), tools, len(body))
             _emit_whole(result.message, emit)
-            return self._priced(result)
+            return self._priced(result, body)
         with translated_errors(self._endpoint):
             async with self._http.stream("POST", self._endpoint.url, content=body) as response:
                 if response.is_error or response.is_redirect:
@@ -228,7 +231,7 @@ class HttpModelClient(ABC):
                     await response.aread()
                     result = self.read_response(self._json(response), tools, len(body))
                     _emit_whole(result.message, emit)
-                    return self._priced(result)
+                    return self._priced(result, body)
                 reader = self.stream_reader(tools, len(body))
                 events = 0
                 idle_s = self.config.timeout_s
@@ -253,7 +256,7 @@ class HttpModelClient(ABC):
                     ) from None
                 if events == 0:
                     raise ModelResponseError(self.no_events_message())
-        return self._priced(reader.finish())
+        return self._priced(reader.finish(), body)
 
     def no_events_message(self) -> str:
         """The message for a stream that brought no event at all after HTTP 200 (not retried: servers that
@@ -281,11 +284,13 @@ class HttpModelClient(ABC):
                 f"the body is not JSON: {snippet!r}"
             ) from exc
 
-    def _priced(self, result: ModelResponse) -> ModelResponse:
+    def _priced(self, result: ModelResponse, body: bytes) -> ModelResponse:
+        """``result`` with its cost (when prices are known) and the facts of the ``body`` sent."""
+        sent = RequestSent(size_bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
         if self.config.prices is None:
-            return result
+            return replace(result, request=sent)
         usage = replace(result.usage, cost_usd=self.config.prices.cost(result.usage))
-        return replace(result, usage=usage)
+        return replace(result, usage=usage, request=sent)
 
     async def aclose(self) -> None:
         await self._http.aclose()

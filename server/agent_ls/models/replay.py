@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import hashlib
 import json
 import os
 import stat
@@ -25,7 +26,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_ls.core.errors import ConfigError, ScriptExhausted
 from agent_ls.core.events import EventSink, MessageDelta
-from agent_ls.core.messages import AssistantMessage, Message, ModelResponse, ToolCall, ToolSpec
+from agent_ls.core.messages import (
+    AssistantMessage,
+    Message,
+    ModelResponse,
+    RequestSent,
+    ToolCall,
+    ToolSpec,
+)
 from agent_ls.core.untrusted_json import loads_bounded
 from agent_ls.models.base import estimate_usage
 from agent_ls.models.openai_chat import chat_request_body
@@ -102,8 +110,11 @@ class ReplayModel:
         message = AssistantMessage(text=step.content, tool_calls=calls)
         if message.text:
             emit(MessageDelta(text=message.text))
-        usage = estimate_usage(len(self.encode_request(messages, tools)), message)
-        return ModelResponse(message=message, usage=usage, finish_reason="tool_calls" if calls else "stop")
+        body = self.encode_request(messages, tools)
+        usage = estimate_usage(len(body), message)
+        sent = RequestSent(size_bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
+        finish = "tool_calls" if calls else "stop"
+        return ModelResponse(message=message, usage=usage, finish_reason=finish, request=sent)
 
     def encode_request(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
         """The Chat Completions body a wire client would send (what usage is estimated from)."""

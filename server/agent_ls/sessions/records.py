@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_ls.core.checks import CheckResult
-from agent_ls.core.events import ModelRole
+from agent_ls.core.events import ModelCall, ModelRole
 from agent_ls.core.messages import (
     AssistantMessage,
     Message,
@@ -125,6 +125,33 @@ def usage_json(usage: Usage) -> dict[str, Any]:
         "estimated": usage.estimated,
         "costUsd": usage.cost_usd,
     }
+
+
+def call_json(call: ModelCall | None) -> dict[str, Any]:
+    """The facts of one model call for its ``usage`` line: ``model``, ``provider``, ``latencyS``,
+    ``requestBytes`` and ``requestSha256`` (the hex SHA-256 of the body as sent; a hash reveals nothing
+    of the body, so it needs no redaction); ``{}`` when the call was not measured (a compaction). Null
+    request fields when the client built no body."""
+    if call is None:
+        return {}
+    sent = call.request
+    return {
+        "model": call.model,
+        "provider": provider_of(call.model),
+        "latencyS": round(call.latency_s, 4),
+        "requestBytes": sent.size_bytes if sent else None,
+        "requestSha256": sent.sha256 if sent else None,
+    }
+
+
+def provider_of(model: str) -> str:
+    """The provider of a model string (``models.resolution``): what comes before the first ``/``
+    (``openrouter/anthropic/claude-sonnet-4`` → ``openrouter``), ``replay`` for ``replay:<path>``, else
+    "" (a scripted test model's bare name)."""
+    if model.startswith("replay:"):
+        return "replay"
+    provider, slash, _ = model.partition("/")
+    return provider if slash else ""
 
 
 def usage_by_role_json(by_role: Mapping[ModelRole, Usage]) -> dict[str, Any]:

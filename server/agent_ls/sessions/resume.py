@@ -17,8 +17,11 @@ What is written, per event of ``core.events`` (docs/sessions.md lists every kind
   notRun}``, ``notRun`` null when the check ran);
 - ``FindingsReported`` → ``findings {findings, files}`` (each finding ``{path, line, endLine, severity,
   message}``, 1-based; the files the review covers);
-- ``UsageReported`` → ``usage {usage, role}`` (``role``: ``main``, ``compaction``, or ``subagent`` for a
-  subagent's call, which comes wrapped in ``SubagentEvent``); ``ProposalChanged`` → ``proposal {changes,
+- ``UsageReported`` → ``usage {usage, role, model, provider, latencyS, requestBytes, requestSha256}``
+  (``role``: ``main``, ``compaction``, or ``subagent`` for a subagent's call, which comes wrapped in
+  ``SubagentEvent``; the call's facts, ``records.call_json``, when it was measured);
+- ``ToolCallFinished`` → ``tool {callId, name, isError, durationS}`` (seconds since its
+  ``ToolCallStarted``, an approval's wait included); ``ProposalChanged`` → ``proposal {changes,
   removed}`` (both texts of each changed file);
 - a nested AGENTS.md attached → ``nested {dir, label}``;
 - a skill activated → ``skill {name}``;
@@ -32,6 +35,7 @@ Other engineers' events go through ``SessionLog.append(kind, payload)`` directly
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +51,8 @@ from agent_ls.core.events import (
     RunStarted,
     SubagentEvent,
     TodosChanged,
+    ToolCallFinished,
+    ToolCallStarted,
     UsageReported,
     VerdictGiven,
 )
@@ -54,6 +60,7 @@ from agent_ls.core.messages import AssistantMessage, SystemMessage
 from agent_ls.runtime import CONTEXT_COMMAND, Session
 from agent_ls.sessions.outputs import SessionOutputs
 from agent_ls.sessions.records import (
+    call_json,
     change_json,
     check_json,
     message_json,
@@ -85,6 +92,7 @@ class SessionRecorder:
         self._approvals = set(session.policy.session_approvals())
         self._skills = {a.name for a in session.activations.active()}
         self._nested = {str(f.real_path) for f in session.nested.loaded()} if session.nested else set()
+        self._started: dict[str, float] = {}  # call id -> time.monotonic() of its ToolCallStarted
 
     def pending_repairs(self, saved: SavedSession) -> None:
         """Write the tool results ``saved``'s repair added (already in the history)."""
@@ -126,9 +134,19 @@ class SessionRecorder:
                 },
             )
         elif isinstance(event, UsageReported):
-            self.log.append("usage", {"usage": usage_json(event.usage), "role": event.role})
+            self.log.append(
+                "usage", {"usage": usage_json(event.usage), "role": event.role, **call_json(event.call)}
+            )
         elif isinstance(event, SubagentEvent) and isinstance(event.event, UsageReported):
-            self.log.append("usage", {"usage": usage_json(event.event.usage), "role": "subagent"})
+            usage, call = usage_json(event.event.usage), call_json(event.event.call)
+            self.log.append("usage", {"usage": usage, "role": "subagent", **call})
+        elif isinstance(event, ToolCallStarted):
+            self._started[event.call_id] = time.monotonic()
+        elif isinstance(event, ToolCallFinished):
+            started = self._started.pop(event.call_id, None)
+            took = None if started is None else round(time.monotonic() - started, 4)
+            tool = {"callId": event.call_id, "name": event.name, "isError": event.is_error}
+            self.log.append("tool", {**tool, "durationS": took})
         elif isinstance(event, ProposalChanged):
             self.proposal_changed(event.paths)
         elif isinstance(event, TodosChanged):
