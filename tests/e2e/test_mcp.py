@@ -6,9 +6,11 @@ on 127.0.0.1. The servers are in the user ``mcp.json``, so they start without a 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from importlib.metadata import version
 from pathlib import Path
@@ -70,11 +72,11 @@ async def test_status_lists_each_server_with_its_tools_version_resources_and_pro
     await start(client, workspace)
     status = await mcp_status(client)
 
-    time = status["time"]
-    assert (time["scope"], time["transport"], time["state"]) == ("user", "stdio", "connected"), time
-    assert time["serverInfo"] == {"name": "mcp-time", "version": version("mcp-server-time")}
-    assert time["protocolVersion"] and "mcp_server_time" in time["target"]
-    tools = {tool["name"]: tool for tool in time["tools"]}
+    clock = status["time"]
+    assert (clock["scope"], clock["transport"], clock["state"]) == ("user", "stdio", "connected"), clock
+    assert clock["serverInfo"] == {"name": "mcp-time", "version": version("mcp-server-time")}
+    assert clock["protocolVersion"] and "mcp_server_time" in clock["target"]
+    tools = {tool["name"]: tool for tool in clock["tools"]}
     assert set(tools) == {"mcp__time__get_current_time", "mcp__time__convert_time"}
     current = tools["mcp__time__get_current_time"]
     assert (current["original"], current["readOnly"], current["destructive"]) == (
@@ -82,8 +84,8 @@ async def test_status_lists_each_server_with_its_tools_version_resources_and_pro
         True,
         False,
     )
-    assert current["schemaTokens"] > 0 and time["schemaTokens"] >= current["schemaTokens"]
-    assert time["deferred"] is False
+    assert current["schemaTokens"] > 0 and clock["schemaTokens"] >= current["schemaTokens"]
+    assert clock["deferred"] is False
 
     probe = status["probe"]
     assert probe["state"] == "connected" and probe["serverInfo"] == {"name": "probe", "version": "1.2.3"}
@@ -422,3 +424,40 @@ async def test_names_that_sanitise_alike_stay_distinct_and_route_to_their_own_se
     assert field(ended, "status") == "done", field(ended, "reason")
     assert environ_of(last_result(model_server.requests[1]))["WHICH"] == digest("dotted")
     assert environ_of(last_result(model_server.requests[2]))["WHICH"] == digest("plain")
+
+
+def gone(pid: int, within_s: float = 15) -> bool:
+    """Whether process ``pid`` has ended (or is a zombie), waiting up to ``within_s`` seconds for it."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z" or time.monotonic() > deadline:
+            return state == "Z"
+        time.sleep(0.1)
+
+
+async def test_a_server_that_never_finishes_starting_fails_and_is_stopped_while_others_serve(
+    client: LanguageClient,
+    workspace: Path,
+    model_server: FakeModelServer,
+    mcp: McpScene,
+    user_config: Callable[[str], None],
+) -> None:
+    marker = mcp.tmp_path / "slow.marker"
+    mcp.user_servers({"slow": probe_entry(marker, hang_at_start=True), "time": mcp.tagged(time_entry())})
+    user_config('[mcp]\nstartup_timeout_s = 2\n\n[permissions]\nallow = ["mcp__time"]\n')
+    model_server.steps.extend([call("c1", "mcp__time__get_current_time", timezone="UTC"), {"content": "ok"}])
+    await start(client, workspace, model_settings(model_server))
+    ended = await run_task(client, "What time is it?")
+    assert field(ended, "status") == "done", field(ended, "reason")
+
+    first = model_server.requests[0]
+    assert "mcp__time__get_current_time" in tool_names(first)
+    assert not [name for name in tool_names(first) if name.startswith("mcp__slow__")]
+    assert '"timezone": "UTC"' in last_result(model_server.requests[1])
+    assert re.search(r"mcp slow: failed: .*within 2(\.0)? s", transcript(client)), transcript(client)
+    (pid,) = [int(line.split()[1]) for line in marker.read_text().splitlines()]
+    assert await asyncio.to_thread(gone, pid), "the server that never started is still running"

@@ -26,11 +26,13 @@ def probe_entry(
     name: str = "probe",
     exit_at_start: str | None = None,
     linger: bool = False,
+    hang_at_start: bool = False,
     **extra: Any,
 ) -> dict[str, Any]:
     """A stdio entry for the probe (``probe.py``), writing its starts and calls to ``marker``; with
     ``exit_at_start``, the probe prints that to stderr and exits 1 before answering; with ``linger`` it
-    outlives its stdin until a signal; ``extra`` is merged into the entry (``env``, ``cwd``, ``disabled``)."""
+    outlives its stdin until a signal; with ``hang_at_start`` it never answers and only a signal stops it;
+    ``extra`` is merged into the entry (``env``, ``cwd``, ``disabled``)."""
     args = [str(PROBE), "--name", name]
     if marker is not None:
         args += ["--marker", str(marker)]
@@ -38,6 +40,8 @@ def probe_entry(
         args += ["--exit-at-start", exit_at_start]
     if linger:
         args.append("--linger")
+    if hang_at_start:
+        args.append("--hang-at-start")
     return {"command": sys.executable, "args": args, **extra}
 
 

@@ -8,6 +8,7 @@ issue 18. Run as a script (``python probe.py [--marker PATH] [--name NAME] [--ht
   process was spawned by the file's absence, counts the starts (a reconnect after a crash), and sees which
   calls reached the server;
 - ``--exit-at-start MESSAGE`` prints MESSAGE on stderr and exits 1 before answering (a server that fails);
+- ``--hang-at-start`` never answers ``initialize`` and only a signal stops it (a server that never starts);
 - it exits when its parent goes away (checked twice a second): a killed agent-ls never leaves it behind;
   except with ``--linger``: then it neither watches its parent nor exits when its stdin closes, and only a
   signal stops it (a server the client must terminate);
@@ -165,6 +166,7 @@ def main() -> None:
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--exit-at-start", metavar="MESSAGE")
     parser.add_argument("--linger", action="store_true")
+    parser.add_argument("--hang-at-start", action="store_true")
     options = parser.parse_args()
     if options.marker:
         with open(options.marker, "a", encoding="utf-8") as marker:
@@ -172,6 +174,8 @@ def main() -> None:
     if options.exit_at_start:
         print(options.exit_at_start, file=sys.stderr, flush=True)
         sys.exit(1)
+    if options.hang_at_start:  # never answers initialize, and only a signal stops it
+        time.sleep(3600)
     if not options.linger:
         _exit_with_parent()
     print(f"probe {options.name} started", file=sys.stderr, flush=True)
