@@ -461,3 +461,33 @@ async def test_a_server_that_never_finishes_starting_fails_and_is_stopped_while_
     assert re.search(r"mcp slow: failed: .*within 2(\.0)? s", transcript(client)), transcript(client)
     (pid,) = [int(line.split()[1]) for line in marker.read_text().splitlines()]
     assert await asyncio.to_thread(gone, pid), "the server that never started is still running"
+
+
+async def test_cancelling_a_run_during_a_call_that_never_answers_leaves_the_server_usable(
+    client: LanguageClient,
+    workspace: Path,
+    model_server: FakeModelServer,
+    mcp: McpScene,
+    user_config: Callable[[str], None],
+) -> None:
+    marker = mcp.tmp_path / "probe.marker"
+    mcp.user_servers({"probe": probe_entry(marker)})
+    user_config('[permissions]\nallow = ["mcp__probe"]\n')  # call_timeout_s stays 60: the cancel comes first
+    model_server.steps.extend(
+        [call("c1", "mcp__probe__hang"), call("c2", "mcp__probe__echo", text="next run")]
+    )
+    model_server.steps.append({"content": "ok"})
+    await start(client, workspace, model_settings(model_server))
+    started = await command(client, "agent.run", {"task": "Hang"})
+    session_id = field(started, "sessionId")
+    async with asyncio.timeout(30):
+        while calls(marker) != ["hang"]:  # noqa: ASYNC110 (waits for the call to reach the server)
+            await asyncio.sleep(0.05)
+    assert field(await command(client, "agent.cancel", {"sessionId": session_id}), "cancelled") is True
+    ended = await run_ended(client, session_id, timeout_s=30)
+    assert field(ended, "status") == "cancelled", field(ended, "reason")
+
+    ended = await run_task(client, "Echo")
+    assert field(ended, "status") == "done", field(ended, "reason")
+    assert "next run" in last_result(model_server.requests[-1])
+    assert calls(marker) == ["hang", "echo"]
