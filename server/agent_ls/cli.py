@@ -12,6 +12,8 @@
   or the built-in rules when there are none (editor settings do not apply). Config problems go to
   stderr.
 - ``doctor``: ``agent_ls.doctor.main`` (sandbox, ripgrep, model reachability, config).
+- ``trace show [ID]`` / ``trace html [ID] [-o FILE]``: a stored session's timeline, or its HTML page
+  (``sessions.trace_cli``).
 - ``apply [FILE...]`` / ``discard [FILE...]`` (``--session ID``, default the latest): all or part of a
   stored session's proposal (``sessions.pending``); exit 0 done, 1 refused (a stale file), 2 usage error.
 
@@ -150,6 +152,15 @@ def _parser() -> argparse.ArgumentParser:
     stored = sub.add_parser("sessions", help="list the stored sessions of a workspace, newest first")
     stored.add_argument("--workspace", type=Path, default=Path.cwd(), help="workspace root (default: cwd)")
     stored.add_argument("--json", action="store_true", help="print one JSON object")
+    trace = sub.add_parser("trace", help="read a stored session's trajectory").add_subparsers(
+        dest="trace_action", required=True
+    )
+    for action, does in (("show", "print its timeline"), ("html", "write it as one HTML page")):
+        shown = trace.add_parser(action, help=does)
+        shown.add_argument("session", nargs="?", metavar="ID", help="the session (default: the latest)")
+        shown.add_argument("--workspace", type=Path, default=Path.cwd(), help="workspace root (default: cwd)")
+        if action == "html":
+            shown.add_argument("-o", "--output", type=Path, help="the page (default: agent-ls-trace-ID.html)")
     for verb, does in (("apply", "write"), ("discard", "drop")):
         pending = sub.add_parser(
             verb, help=f"{does} a stored session's pending proposal: all, or the files named"
@@ -213,6 +224,11 @@ def _main(argv: Sequence[str] | None) -> int:
         return inspect_cli.main(args)
     if args.command == "sessions":
         return _sessions(args)
+    if args.command == "trace":
+        from agent_ls.sessions.trace_cli import trace_main
+
+        output = getattr(args, "output", None)
+        return trace_main(args.trace_action, args.session, args.workspace, output)
     if args.command in ("apply", "discard"):
         return _settle_pending(args)
     import asyncio
