@@ -1,4 +1,4 @@
-"""Command line: ``agent-ls serve | run | demo | policy check | doctor``.
+"""Command line: ``agent-ls serve | run | demo | policy check | doctor | eval``.
 
 - ``serve``: the language server on stdio (imports pygls).
 - ``run "TASK"``: the same core, headless. The transcript goes to stderr, the proposal's unified diff
@@ -16,6 +16,8 @@
   (``sessions.trace_cli``).
 - ``apply [FILE...]`` / ``discard [FILE...]`` (``--session ID``, default the latest): all or part of a
   stored session's proposal (``sessions.pending``); exit 0 done, 1 refused (a stale file), 2 usage error.
+- ``eval SUITE``: ``agent_ls.evals.command`` (pass@1, pass@k and the rest over a suite of tasks,
+  docs/evals.md).
 
 Whatever a subcommand prints to a terminal goes through ``terminal_text`` (control characters shown
 escaped; stderr always, stdout when it is a terminal).
@@ -41,6 +43,7 @@ from types import FrameType
 from typing import Any
 
 from agent_ls import __version__
+from agent_ls.evals.arguments import add_eval_parser  # argparse only
 from agent_ls.terminal_text import guard_std_streams
 
 EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
@@ -174,6 +177,7 @@ def _parser() -> argparse.ArgumentParser:
         pending.add_argument(
             "--workspace", type=Path, default=Path.cwd(), help="workspace root (default: cwd)"
         )
+    add_eval_parser(sub)
     return parser
 
 
@@ -197,7 +201,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if given[:1] == ["doctor"]:
         return _doctor(given[1:])
     args = _parser().parse_args(given)
-    if args.command in ("serve", "run"):
+    if args.command in ("serve", "run", "eval"):
         from agent_ls.key_handoff import protect_keys
 
         # Before asyncio and the layers are imported: a re-execution pays only for what is above.
@@ -231,6 +235,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return trace_main(args.trace_action, args.session, args.workspace, output)
     if args.command in ("apply", "discard"):
         return _settle_pending(args)
+    if args.command == "eval":
+        from agent_ls.evals.command import main as run_eval
+
+        return run_eval(args)
     import asyncio
 
     from agent_ls.headless import run_headless

@@ -1,0 +1,9 @@
+from text_util import shout
+
+
+def main() -> str:
+    return shout("hello")
+
+
+if __name__ == "__main__":
+    print(main())

@@ -1,0 +1,5 @@
+from main import main
+
+
+def test_main():
+    assert main() == "HELLO!"

@@ -1,0 +1,3 @@
+def chunks(items: list[int], size: int) -> list[list[int]]:
+    """``items`` cut into lists of ``size`` items (the last may be shorter)."""
+    return [items[i : i + size] for i in range(0, len(items), size)]
