@@ -69,3 +69,6 @@ def _no_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         # puts the user state dir under XDG_STATE_HOME.
         patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
         yield
+    from tests.support import sweep
+
+    sweep.scan_trajectories(tmp_path_factory.getbasetemp())  # every test's sessions (issue 19)

@@ -5,7 +5,8 @@ have, so every ``agent-ls serve``, ``agent-ls run`` and child process the suite 
 it would inherit a user's own tokens. Every ``FakeModelServer`` is searched when it stops (and those
 still running at the end): no recorded request body or header of the whole suite may hold one. Tests
 that capture more (CLI output, editor log messages, a command's environment) hand the text to
-``record``. Any hit fails the run at its end, naming where it was found.
+``record``. At the end every session file the suite wrote under pytest's base temporary folder is
+searched too (``scan_trajectories``). Any hit fails the run at its end, naming where it was found.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import weakref
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 PLANTED = {
@@ -52,6 +54,17 @@ def scan_server(server: Any, where: str = "a request to the fake model server") 
     server._swept = True
     record(where, (json.dumps(body) if not isinstance(body, str) else body for body in server.requests))
     record(where + " (headers)", (json.dumps(headers) for headers in server.request_headers))
+
+
+def scan_trajectories(root: Path) -> None:
+    """Search every session file under ``root`` (``**/sessions/<folder>/<id>.jsonl`` and the kept
+    outputs beside it, docs/sessions.md): the trajectories of every run of the suite (issue 19)."""
+    for path in sorted(root.glob("**/sessions/*/*.jsonl")) + sorted(root.glob("**/sessions/*/*.outputs/*")):
+        try:
+            text = path.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        record(f"the session file {path}", [text])
 
 
 def finish() -> list[str]:
