@@ -32,10 +32,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from run_all_figures import (  # noqa: E402
+    Figure,
+    read_compaction,
+    read_context,
+    read_diffs,
+    read_editor,
+    read_grep,
+    read_mcp,
+    read_models,
+    read_scale,
+    read_slice,
+    read_startup,
+)
+
 DOCS = REPO / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- run_all:begin -->", "<!-- run_all:end -->"
-FIRST_REQUEST_BUDGET = 1_400
-"""DESIGN.md "Budgets": the first request, every default tool + AGENTS.md + catalog, in est. tokens."""
 
 
 @dataclass(frozen=True)
@@ -54,21 +68,25 @@ LIMITS: dict[str, Limit] = {
     ),
     "requests_for_no_tool_task": Limit(1.00, "deterministic; DESIGN.md: exactly 1 request"),
     "harness_turn_vs_http": Limit(40.0, "4.7-13x measured (13x at load 1.5); 3x the worst"),
-    "cancel_vs_command": Limit(10.0, "1.2-3.0x measured; LSP round trips on a loaded machine jitter"),
-    "run_start_vs_import_httpx": Limit(8.0, "3.2-3.5x measured; 2.3x the worst"),
-    "serve_start_vs_import_pygls": Limit(5.0, "1.7-2.4x measured; 2x the worst"),
-    "run_peak_rss_vs_python": Limit(2.0, "1.1-1.2x measured (both inherit the benchmark's own RSS floor)"),
+    "cancel_vs_command": Limit(10.0, "0.75-3.0x measured; LSP round trips on a loaded machine jitter"),
+    "run_start_vs_import_httpx": Limit(8.0, "3.2-3.6x measured (3.6x at load 4); 2.2x the worst"),
+    "serve_start_vs_import_pygls": Limit(6.0, "1.7-2.6x measured (2.6x at load 4); 2.3x the worst"),
+    "run_peak_rss_vs_python": Limit(2.0, "1.2-1.3x measured (both inherit the benchmark's own RSS floor)"),
     "sse_vs_json_body": Limit(6.0, "2.3-2.9x measured; 2x the worst"),
-    "text_diff_vs_difflib_table": Limit(0.5, "0.04x measured; a return to difflib would be 1x"),
-    "text_diff_vs_difflib_repetitive": Limit(0.5, "0.002x measured (difflib is quadratic there)"),
-    "proposal_diffs_vs_gnu_diff_100_files": Limit(8.0, "2.6-3.4x measured; GNU diff timed as a process"),
-    "editor_p99_write_vs_before": Limit(1.0, "0.24x measured; never slower than the server before issue 14"),
-    "editor_p99_proposal_vs_before": Limit(
-        1.0, "0.04x measured; never slower than the server before issue 14"
+    "text_diff_vs_difflib_table": Limit(0.5, "0.04-0.06x measured; a return to difflib would be 1x"),
+    "text_diff_vs_difflib_repetitive": Limit(0.5, "0.001-0.002x measured (difflib is quadratic there)"),
+    "proposal_diffs_vs_difflib_100_files": Limit(
+        1.0,
+        "0.13-0.38x measured (0.38x at load 4); a proposal's whole diff work stays below difflib's bare diff",
     ),
-    "later_grep_vs_rg": Limit(2.5, "1.07x measured (median of paired ratios); issue 14's target is 1.2x"),
-    "grep_index_built_vs_rg": Limit(2.5, "1.17x measured (median of paired ratios)"),
-    "list_files_vs_rg_files": Limit(3.0, "1.1-1.4x measured; issue 14's target is 1.5x"),
+    "editor_p50_proposal_vs_before": Limit(
+        1.0, "0.07-0.17x measured; never slower than the server before issue 14 (same run, same tree)"
+    ),
+    "later_grep_vs_rg": Limit(
+        2.5, "1.03-1.07x measured (median of paired ratios); issue 14's target is 1.2x"
+    ),
+    "grep_index_built_vs_rg": Limit(2.5, "1.16-1.17x measured (median of paired ratios)"),
+    "list_files_vs_rg_files": Limit(3.0, "0.94-1.4x measured (`rg` timed at another moment); 2x the worst"),
     "compaction_largest_vs_window": Limit(
         1.00, "deterministic (scripted session); a request over the window is a bug"
     ),
@@ -79,17 +97,9 @@ LIMITS: dict[str, Limit] = {
         1.3, "deterministic; 1.17x: 14 deferred MCP tools cost 221 tokens"
     ),
 }
-
-
-@dataclass
-class Figure:
-    """One measured figure: ``value`` against ``baseline`` (same run); ``ratio`` is what the gate reads."""
-
-    name: str
-    what: str
-    value: str
-    baseline: str
-    ratio: float
+# Not guarded (reported only): the editor's latency during the write run (the old and the new server
+# both parse the model's 400 KB tool call; p50s were equal at load 4), the stream cancel (0.01 ms
+# baseline), the first grep while the index walks, and every MCP start-up time (the SDK's import).
 
 
 @dataclass
@@ -118,249 +128,24 @@ def check(figures: list[Figure], limits: dict[str, Limit]) -> list[str]:
     return failures
 
 
-def _ratio(a: float, b: float) -> float:
-    return a / b if b else float("inf")
-
-
-def _slice(out: str) -> list[Figure]:
-    r = json.loads(out)
-    return [
-        Figure(
-            "first_request_vs_budget",
-            "first request, est. tokens (bytes / 4)",
-            f"{r['first_request_est_tokens']:,}",
-            f"budget {FIRST_REQUEST_BUDGET:,}",
-            _ratio(r["first_request_est_tokens"], FIRST_REQUEST_BUDGET),
-        ),
-        Figure(
-            "requests_for_no_tool_task",
-            "model requests for a task that needs no tool",
-            str(r["model_requests_for_no_tool_task"]),
-            "budget 1",
-            r["model_requests_for_no_tool_task"],
-        ),
-        Figure(
-            "harness_turn_vs_http",
-            "harness time per turn (tool-call reply → next request)",
-            f"{r['harness_ms_per_turn']} ms",
-            f"one HTTP round trip {r['http_round_trip_ms']} ms",
-            r["harness_ratio"],
-        ),
-        Figure(
-            "cancel_vs_command",
-            "`agent.cancel` → `agent/runEnded` over LSP",
-            f"{r['cancel_to_run_ended_ms']} ms",
-            f"`agent.listSkills` round trip {r['command_round_trip_ms']} ms",
-            r["cancel_ratio"],
-        ),
-        Figure(
-            "run_peak_rss_vs_python",
-            "peak RSS of `agent-ls run`, 2-turn task",
-            f"{r['agent_ls_run_peak_rss_mb']} MB",
-            f"`python -c pass` {r['python_pass_rss_mb']} MB",
-            _ratio(r["agent_ls_run_peak_rss_mb"], r["python_pass_rss_mb"]),
-        ),
-    ]
-
-
-def _startup(out: str) -> list[Figure]:
-    r = json.loads(out)
-    return [
-        Figure(
-            "run_start_vs_import_httpx",
-            "`agent-ls run` exec → first model request",
-            f"{r['run_first_request_s']} s",
-            f'`python -c "import asyncio, httpx"` {r["python_import_asyncio_httpx_s"]} s',
-            r["run_ratio_to_asyncio_httpx"],
-        ),
-        Figure(
-            "serve_start_vs_import_pygls",
-            "`agent-ls serve` exec → `initialize` answer",
-            f"{r['serve_initialize_s']} s",
-            f'`python -c "import asyncio, pygls.lsp.server"` {r["python_import_asyncio_pygls_server_s"]} s',
-            r["serve_ratio_to_asyncio_pygls_server"],
-        ),
-    ]
-
-
-def _models(out: str) -> list[Figure]:
-    m = re.search(
-        r"as (\d+) SSE events: ([\d.]+) ms \(baseline: the same answer as one JSON body ([\d.]+) ms", out
-    )
-    if not m:
-        return []
-    return [
-        Figure(
-            "sse_vs_json_body",
-            f"one answer + tool call read as {m[1]} SSE events",
-            f"{m[2]} ms",
-            f"as one JSON body {m[3]} ms",
-            _ratio(float(m[2]), float(m[3])),
-        )
-    ]
-
-
-def _diffs(out: str) -> list[Figure]:
-    sections = {s.split("\n", 1)[0].strip(): s for s in out.split("## ")[1:]}
-
-    def ms(section: str, candidate: str) -> float:
-        row = next(line for line in sections[section].splitlines() if line.startswith(candidate))
-        return float(row[58:].split()[0])
-
-    table, repetitive, files = (
-        next(k for k in sections if k.startswith(p)) for p in ("10k-line", "10k lines", "100 files")
-    )
-    ours, difflib_, proposal, gnu = (
-        "agent_ls line_diff.text_diff",
-        "difflib.SequenceMatcher",
-        "proposal path: counts",
-        "GNU diff",
-    )
-    return [
-        Figure(
-            "text_diff_vs_difflib_table",
-            f"line diff, {table}",
-            f"{ms(table, ours)} ms",
-            f"difflib {ms(table, difflib_)} ms",
-            _ratio(ms(table, ours), ms(table, difflib_)),
-        ),
-        Figure(
-            "text_diff_vs_difflib_repetitive",
-            f"line diff, {repetitive}",
-            f"{ms(repetitive, ours)} ms",
-            f"difflib {ms(repetitive, difflib_)} ms",
-            _ratio(ms(repetitive, ours), ms(repetitive, difflib_)),
-        ),
-        Figure(
-            "proposal_diffs_vs_gnu_diff_100_files",
-            f"a proposal's diffs, {files}",
-            f"{ms(files, proposal)} ms",
-            f"GNU `diff -r` {ms(files, gnu)} ms",
-            _ratio(ms(files, proposal), ms(files, gnu)),
-        ),
-    ]
-
-
-def _editor(out: str) -> list[Figure]:
-    p99: dict[tuple[str, str], float] = {}
-    for line in out.splitlines():
-        m = re.match(r"(.{92}) (before|after) .*?\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", line)
-        if m:
-            p99[(m[1].strip(), m[2])] = float(m[5])
-    figures = []
-    for name, phase in (
-        ("editor_p99_write_vs_before", "a run proposing the 10k-line change (write_file)"),
-        ("editor_p99_proposal_vs_before", "agent.proposal"),
-    ):
-        if (phase, "after") in p99 and (phase, "before") in p99:
-            after, before = p99[(phase, "after")], p99[(phase, "before")]
-            figures.append(
-                Figure(
-                    name,
-                    f"hover + codeAction p99 during {phase}",
-                    f"{after} ms",
-                    f"the server before issue 14 {before} ms",
-                    _ratio(after, before),
-                )
-            )
-    return figures
-
-
-def _grep(out: str) -> list[Figure]:
-    figures = []
-    for line in out.splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if (
-            len(cells) == 5
-            and cells[1] in ("later grep", "first grep, index built")
-            and "node_modules" not in cells[0]
-        ):
-            name = "later_grep_vs_rg" if cells[1] == "later grep" else "grep_index_built_vs_rg"
-            figures.append(
-                Figure(
-                    name,
-                    f"{cells[1]}, {cells[0]} (median of paired ratios)",
-                    cells[2],
-                    f"`rg` {cells[3]}",
-                    float(cells[4].rstrip("×")),
-                )
-            )
-    return figures
-
-
-def _scale(out: str) -> list[Figure]:
-    rows = json.loads(out)  # the --json file, not stdout (see BENCHES)
-    return [
-        Figure("list_files_vs_rg_files", r["what"], r["measured"], r["raw"], float(r["ratio"].rstrip("×")))
-        for r in rows
-        if r["what"].startswith("list_files") and "node_modules" not in r["what"]
-    ][:1]
-
-
-def _compaction(out: str) -> list[Figure]:
-    m = re.search(r"largest request: ([\d,]+) estimated tokens; window ([\d,]+)", out)
-    if not m:
-        return []
-    largest, window = (int(g.replace(",", "")) for g in m.groups())
-    return [
-        Figure(
-            "compaction_largest_vs_window",
-            "largest request of a 40-turn session in a small window",
-            f"{largest:,} est. tokens",
-            f"window {window:,}",
-            _ratio(largest, window),
-        )
-    ]
-
-
-def _context(out: str) -> list[Figure]:
-    m = re.search(r"agent.context total vs the recorded body: ([\d,]+) vs ([\d,]+) bytes", out)
-    if not m:
-        return []
-    counted, sent = (int(g.replace(",", "")) for g in m.groups())
-    return [
-        Figure(
-            "context_report_vs_body",
-            "`agent.context` total of the first request",
-            f"{counted:,} bytes",
-            f"the recorded body {sent:,} bytes",
-            _ratio(counted, sent),
-        )
-    ]
-
-
-def _mcp(out: str) -> list[Figure]:
-    rows = {r["configuration"]: r for r in map(json.loads, out.splitlines()) if r}
-    if "none" not in rows or "time + git, deferred" not in rows:
-        return []
-    none, deferred = rows["none"], rows["time + git, deferred"]
-    return [
-        Figure(
-            "mcp_deferred_vs_no_mcp_tokens",
-            "first request, 14 MCP tools deferred, est. tokens",
-            f"{deferred['first_request_est_tokens']:,}",
-            f"no MCP server {none['first_request_est_tokens']:,}",
-            _ratio(deferred["first_request_est_tokens"], none["first_request_est_tokens"]),
-        )
-    ]
-
-
 BENCHES = [
-    Bench("bench_slice.py", ["--repeat", "3"], ["--repeat", "5"], _slice),
-    Bench("bench_startup.py", ["--repeat", "3", "--no-imports"], ["--repeat", "9", "--no-imports"], _startup),
-    Bench("bench_models.py", ["--repeat", "5"], ["--repeat", "15"], _models),
-    Bench("bench_diffs.py", ["--repeat", "3"], ["--repeat", "5"], _diffs),
-    Bench("bench_context.py", [], [], _context),
-    Bench("bench_compaction.py", [], [], _compaction),
+    Bench("bench_slice.py", ["--repeat", "3"], ["--repeat", "5"], read_slice),
+    Bench(
+        "bench_startup.py", ["--repeat", "3", "--no-imports"], ["--repeat", "9", "--no-imports"], read_startup
+    ),
+    Bench("bench_models.py", ["--repeat", "5"], ["--repeat", "15"], read_models),
+    Bench("bench_diffs.py", ["--repeat", "3"], ["--repeat", "5"], read_diffs),
+    Bench("bench_context.py", [], [], read_context),
+    Bench("bench_compaction.py", [], [], read_compaction),
     Bench("bench_instructions.py", ["--scenario", "a", "--scenario", "b"], []),
-    Bench("bench_mcp.py", ["--repeat", "1"], ["--repeat", "5"], _mcp),
-    Bench("bench_grep.py", ["--sizes", "1000", "--node-modules", "0", "--repeat", "5"], [], _grep),
-    Bench("bench_editor_latency.py", ["--files", "200", "--runs", "1"], [], _editor),
+    Bench("bench_mcp.py", ["--repeat", "1"], ["--repeat", "5"], read_mcp),
+    Bench("bench_grep.py", ["--sizes", "1000", "--node-modules", "0", "--repeat", "5"], [], read_grep),
+    Bench("bench_editor_latency.py", ["--files", "200", "--runs", "1"], [], read_editor),
     Bench(
         "bench_scale.py",
         ["--sizes", "1000", "--node-modules", "0", "--repeat", "3", "--json", "{json}"],
         ["--write-docs", "--json", "{json}"],
-        _scale,
+        read_scale,
     ),
     Bench("bench_switch_interval.py", ["--requests", "50"], []),
 ]
