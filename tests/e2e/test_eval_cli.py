@@ -215,3 +215,11 @@ def test_a_suite_that_cannot_be_read_is_a_usage_error(tmp_path: Path) -> None:
     bad = run(["eval", str(suite), "--model", "replay"], cwd=tmp_path)
     assert bad.returncode == 2
     assert "task bad: task.toml: check: Field required" in bad.stderr
+
+
+def test_a_model_that_cannot_be_used_stops_the_run(tmp_path: Path) -> None:
+    suite = small_suite(tmp_path)
+    done = run(["eval", str(suite), "--model", "nowhere/x"], cwd=tmp_path)
+    assert done.returncode == 2
+    assert "agent-ls: eval: the model cannot be used: --model: unknown provider 'nowhere'" in done.stderr
+    assert done.stdout == ""
