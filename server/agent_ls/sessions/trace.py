@@ -15,6 +15,7 @@ mistyped one reads as absent), and nothing here trusts the text it shows; the re
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,22 @@ class ToolStep:
     duration_s: float | None = None
     is_error: bool = False
     result: str = ""
+
+    @property
+    def about(self) -> str:
+        """What the call was about: the verdict's subject (the command, the path), else the ``path``,
+        ``command``, ``pattern`` or ``query`` argument, else the arguments as sent."""
+        if self.subject:
+            return self.subject
+        try:
+            arguments = json.loads(self.arguments)
+        except ValueError:
+            return self.arguments
+        if isinstance(arguments, dict):
+            for key in ("path", "command", "pattern", "query", "url"):
+                if isinstance(arguments.get(key), str):
+                    return str(arguments[key])
+        return self.arguments
 
 
 @dataclass

@@ -163,7 +163,7 @@ def _tool(step: ToolStep) -> str:
         else "no permission check"
     )
     took = f" · {_e(seconds_text(step.duration_s))}" if step.duration_s is not None else ""
-    subject = one_line(step.subject or step.arguments, 120)
+    subject = one_line(step.about, 120)
     summary = one_line(step.result) or "(no output)"
     error = '<span class="err">error:</span> ' if step.is_error else ""
     result = step.result if len(step.result) <= RESULT_CHARS else step.result[:RESULT_CHARS] + "\n…"

@@ -63,7 +63,7 @@ def _turn(turn: Turn) -> list[str]:
 
 
 def _tool(step: ToolStep) -> str:
-    parts = [f"{step.name} {one_line(step.subject or step.arguments, 60)}".rstrip()]
+    parts = [f"{step.name} {one_line(step.about, 60)}".rstrip()]
     if step.verdict:
         asked = f", {step.approval}" if step.approval else ""
         parts.append(f"{step.verdict} ({step.rule}{asked})")
