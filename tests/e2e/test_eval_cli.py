@@ -9,9 +9,14 @@ and leave no copy behind.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.support.agent_cli import environment, run, tree
 
@@ -223,3 +228,38 @@ def test_a_model_that_cannot_be_used_stops_the_run(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "agent-ls: eval: the model cannot be used: --model: unknown provider 'nowhere'" in done.stderr
     assert done.stdout == ""
+
+
+def test_attempts_run_as_ray_tasks_with_the_same_report(tmp_path: Path) -> None:
+    """``--ray local`` starts a Ray instance on this machine (the optional extra ``agent-ls[ray]``; skipped
+    without it): the same pass@k, reasons and isolation as attempts run in-process."""
+    pytest.importorskip("ray")
+    suite = small_suite(tmp_path)
+    before = tree(suite)
+    out = tmp_path / "run.json"
+    short = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
+    done = run(
+        ["eval", str(suite), "--model", "replay", "--ray", "local", "-k", "2", "--json", str(out)],
+        cwd=tmp_path,
+        # Ray's sockets live under RAY_TMPDIR: a short path (AF_UNIX paths stop at 107 bytes).
+        env=environment(tmp_path, RAY_AUTH_MODE="disabled", RAY_TMPDIR=str(short)),
+        timeout=600,
+    )
+    shutil.rmtree(short, ignore_errors=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    tasks = {task["name"]: task for task in report["tasks"]}
+    assert (tasks["right"]["passed"], tasks["right"]["pass@k"]) == (2, 1.0)
+    assert tasks["wrong"]["reason"] == "check exited 1"
+    assert tasks["unscripted"]["reason"] == "no solution.json for --model replay"
+    assert [len(task["attempts"]) for task in report["tasks"]] == [2, 2, 2]
+    assert tree(suite) == before
+    assert not list(tmp_path.glob("agent-ls-eval-*"))
+
+
+def test_ray_without_the_extra_says_how_to_get_it(tmp_path: Path) -> None:
+    if importlib.util.find_spec("ray") is not None:
+        pytest.skip("Ray is installed here")
+    done = run(["eval", str(small_suite(tmp_path)), "--model", "replay", "--ray", "local"], cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--ray needs Ray: pip install 'agent-ls[ray]'" in done.stderr

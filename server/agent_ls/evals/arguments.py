@@ -30,5 +30,10 @@ def add_eval_parser(sub: Any) -> None:
         help="exit 1 when the suite's pass@1 is below this rate (0 to 1); for CI",
     )
     parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run each attempt as a Ray task: auto, ray://HOST:PORT, or local (needs agent-ls[ray])",
+    )
+    parser.add_argument(
         "--yes", action="store_true", help="allow once every tool call that would ask (default: deny)"
     )

@@ -18,6 +18,7 @@ from typing import Any
 from agent_ls import __version__
 from agent_ls.evals.arguments import MAX_DEFAULT_JOBS
 from agent_ls.evals.attempt import AttemptResult, ModelUnusable, run_attempt
+from agent_ls.evals.ray_dispatch import RayUnavailable, run_on_ray
 from agent_ls.evals.report import TaskReport, compare, table, to_json
 from agent_ls.evals.suite import EvalTask, SuiteError, load_suite
 
@@ -42,9 +43,14 @@ def main(args: argparse.Namespace) -> int:
             return _usage(f"--compare {args.compare} is not the JSON of an earlier agent-ls eval --json")
     jobs = args.jobs or min(os.cpu_count() or 1, MAX_DEFAULT_JOBS)
     try:
-        reports = asyncio.run(run_suite(tasks, args.model, k=args.k, jobs=jobs, yes=args.yes))
+        if args.ray is not None:
+            reports = _run_on_ray(tasks, args)
+        else:
+            reports = asyncio.run(run_suite(tasks, args.model, k=args.k, jobs=jobs, yes=args.yes))
     except ModelUnusable as exc:
         return _usage(f"the model cannot be used: {exc}")
+    except RayUnavailable as exc:
+        return _usage(str(exc))
     report = to_json(reports, suite=str(args.suite), model=args.model, version=__version__)
     print(table(report))
     if previous is not None:
@@ -69,20 +75,12 @@ async def run_suite(
         ModelUnusable: the model cannot be opened (the attempts still running are cancelled).
     """
     bound = asyncio.Semaphore(jobs)
-    total = len(tasks) * k
-    done = 0
+    finished = Progress(len(tasks) * k)
 
     async def attempt(task: EvalTask, number: int) -> AttemptResult:
-        nonlocal done
         async with bound:
             result = await run_attempt(task, model, yes=yes)
-        done += 1
-        verdict = "passed" if result.passed else f"failed: {result.reason}"
-        print(
-            f"agent-ls: eval [{done}/{total}] {task.name} #{number}: {verdict} ({result.latency_s:.2f}s)",
-            file=sys.stderr,
-            flush=True,
-        )
+        finished(task, number, result)
         return result
 
     try:
@@ -97,6 +95,37 @@ async def run_suite(
         TaskReport(task.name, tuple(t.result() for t in attempts), k)
         for task, attempts in zip(tasks, running, strict=True)
     ]
+
+
+def _run_on_ray(tasks: list[EvalTask], args: argparse.Namespace) -> list[TaskReport]:
+    attempts = run_on_ray(
+        tasks,
+        args.model,
+        k=args.k,
+        address=args.ray,
+        jobs=args.jobs,
+        yes=args.yes,
+        finished=Progress(len(tasks) * args.k),
+    )
+    return [TaskReport(task.name, tuple(done), args.k) for task, done in zip(tasks, attempts, strict=True)]
+
+
+class Progress:
+    """Prints a line on stderr as each of ``total`` attempts ends: ``[3/20] task #2: passed (1.20s)``."""
+
+    def __init__(self, total: int) -> None:
+        self._total = total
+        self._done = 0
+
+    def __call__(self, task: EvalTask, number: int, result: AttemptResult) -> None:
+        self._done += 1
+        verdict = "passed" if result.passed else f"failed: {result.reason}"
+        print(
+            f"agent-ls: eval [{self._done}/{self._total}] {task.name} #{number}: {verdict} "
+            f"({result.latency_s:.2f}s)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
