@@ -69,7 +69,10 @@ LIMITS: dict[str, Limit] = {
     "requests_for_no_tool_task": Limit(1.00, "deterministic; DESIGN.md: exactly 1 request"),
     "harness_turn_vs_http": Limit(40.0, "4.7-13x measured (13x at load 1.5); 3x the worst"),
     "cancel_vs_command": Limit(10.0, "0.75-3.0x measured; LSP round trips on a loaded machine jitter"),
-    "run_start_vs_import_httpx": Limit(8.0, "3.2-3.6x measured (3.6x at load 4); 2.2x the worst"),
+    "run_start_vs_import_httpx": Limit(
+        10.0,
+        "fastest/fastest; medians gave 3.2-3.6x, and 7.4x once at load 5 (the longer process is hit more)",
+    ),
     "serve_start_vs_import_pygls": Limit(6.0, "1.7-2.6x measured (2.6x at load 4); 2.3x the worst"),
     "run_peak_rss_vs_python": Limit(2.0, "1.2-1.3x measured (both inherit the benchmark's own RSS floor)"),
     "sse_vs_json_body": Limit(6.0, "2.3-2.9x measured; 2x the worst"),
