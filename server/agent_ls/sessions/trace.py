@@ -179,6 +179,8 @@ class _Walker:
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
         self.steps: dict[str, ToolStep] = {}
+        self.last: Turn | None = None  # the latest turn, and the run it belongs to
+        self.last_of: Run | None = None
 
     def run(self) -> Run:
         if not self.trace.runs:  # lines before any run_start (a hand-made file): run 1
@@ -188,13 +190,13 @@ class _Walker:
     def turn(self, *, wants: str) -> Turn:
         """The run's latest turn that still lacks ``wants`` (``usage`` or ``message``), else a new one."""
         run = self.run()
-        turns = run.turns
-        if turns:
-            last = turns[-1]
+        last = self.last if self.last is not None and self.last_of is run else None
+        if last is not None:
             if (wants == "usage" and not last.usage) or (wants == "message" and not last.has_message):
                 return last
-        turn = Turn(number=len(turns) + 1)
+        turn = Turn(number=last.number + 1 if last is not None else 1)
         run.items.append(turn)
+        self.last, self.last_of = turn, run
         return turn
 
     def take(self, record: dict[str, Any]) -> None:
@@ -265,7 +267,7 @@ class _Walker:
         """The tool call ``call_id`` of the current run (ids repeat across runs of local models)."""
         key = f"{len(self.trace.runs)}:{call_id}"
         found = self.steps.get(key)
-        if found is None or (turn is not None and found not in turn.tools):
+        if found is None or (turn is not None and all(step is not found for step in turn.tools)):
             found = ToolStep(call_id=call_id, name=name)
             self.steps[key] = found
             (turn or self.turn(wants="message")).tools.append(found)
