@@ -19,6 +19,7 @@
  * | `agent.context`         | `SessionParams`      | `ContextResult`         |
  * | `agent.listSessions`    | `ListSessionsParams` | `ListSessionsResult`    |
  * | `agent.sessionHistory`  | `SessionHistoryParams` | `SessionHistoryResult` |
+ * | `agent.traceHtml`       | `SessionHistoryParams` | `TraceHtmlResult`    |
  * | `agent.compact`         | `CompactParams`      | `CompactResult`         |
  * | `agent.clearFindings`   | `ClearFindingsParams` | `ClearFindingsResult`  |
  * | `agent.status`          | `StatusParams`       | `StatusResult`          |
@@ -42,6 +43,7 @@ export const CMD_INSTRUCTIONS = 'agent.instructions';
 export const CMD_CONTEXT = 'agent.context';
 export const CMD_LIST_SESSIONS = 'agent.listSessions';
 export const CMD_SESSION_HISTORY = 'agent.sessionHistory';
+export const CMD_TRACE_HTML = 'agent.traceHtml';
 export const CMD_COMPACT = 'agent.compact';
 export const CMD_CLEAR_FINDINGS = 'agent.clearFindings';
 export const CMD_STATUS = 'agent.status';
@@ -286,6 +288,12 @@ export interface SessionHistoryResult {
   sessionId: string;
   runs: HistoryRunWire[];
   todos: TodoWire[];
+}
+
+/** `agent.traceHtml`: the stored session's trajectory as one inert HTML page (`agent-ls trace html`). */
+export interface TraceHtmlResult {
+  sessionId: string;
+  html: string;
 }
 
 /** `uri`: the file whose folders' `.agents/skills` count; left out, the workspace root. */

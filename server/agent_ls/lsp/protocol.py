@@ -17,6 +17,7 @@ messages, never rename them.
 | ``agent.instructions`` | ``InstructionsParams`` | ``InstructionsResult`` |
 | ``agent.listSessions`` | ``ListSessionsParams`` | ``ListSessionsResult`` |
 | ``agent.sessionHistory`` | ``SessionHistoryParams`` | ``SessionHistoryResult`` |
+| ``agent.traceHtml`` | ``SessionHistoryParams`` | ``TraceHtmlResult`` |
 | ``agent.clearFindings`` | ``ClearFindingsParams`` | ``ClearFindingsResult`` |
 | ``agent.status`` | ``StatusParams`` | ``StatusResult`` |
 | ``agent.mcpStatus`` | ``McpStatusParams`` | ``McpStatusResult`` |
@@ -51,6 +52,7 @@ CMD_INSTRUCTIONS = "agent.instructions"
 CMD_CONTEXT = "agent.context"
 CMD_LIST_SESSIONS = "agent.listSessions"
 CMD_SESSION_HISTORY = "agent.sessionHistory"
+CMD_TRACE_HTML = "agent.traceHtml"
 CMD_COMPACT = "agent.compact"
 CMD_CLEAR_FINDINGS = "agent.clearFindings"
 CMD_STATUS = "agent.status"
@@ -288,6 +290,13 @@ class SessionHistoryResult(_Wire):
     session_id: str
     runs: list[HistoryRunWire]
     todos: list[TodoWire]
+
+
+class TraceHtmlResult(_Wire):
+    """``agent.traceHtml``: the stored session's trajectory as one inert HTML page (``trace html``)."""
+
+    session_id: str
+    html: str
 
 
 class ListSkillsParams(_Lenient):

@@ -28,6 +28,7 @@ from agent_ls.lsp.handlers import (
     proposal_files,
     sessions,
     status,
+    trace_page,
 )
 from agent_ls.lsp.state import AgentLanguageServer
 
@@ -58,6 +59,7 @@ def build_server() -> AgentLanguageServer:
         (protocol.CMD_CONTEXT, context.context),
         (protocol.CMD_LIST_SESSIONS, sessions.list_sessions),
         (protocol.CMD_SESSION_HISTORY, sessions.session_history),
+        (protocol.CMD_TRACE_HTML, trace_page.trace_page),
         (protocol.CMD_COMPACT, compaction.compact),
         (protocol.CMD_CLEAR_FINDINGS, findings.clear_findings),
         (protocol.CMD_STATUS, status.status),

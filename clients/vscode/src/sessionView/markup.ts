@@ -7,7 +7,7 @@
  */
 
 /** What the webview can ask of the extension (`data-action` values, plus `send`). */
-export type ViewActionName = 'review' | 'apply' | 'discard' | 'refreshContext' | 'cancel';
+export type ViewActionName = 'review' | 'apply' | 'discard' | 'refreshContext' | 'cancel' | 'trace';
 
 /**
  * `data-action` values the webview handles itself or sends as their own message: `approvePlan`

@@ -52,7 +52,7 @@ function checks(value: unknown): { checks?: string[] } {
   return list.length ? { checks: list } : {};
 }
 
-const ACTIONS: readonly string[] = ['review', 'apply', 'discard', 'refreshContext', 'cancel'] satisfies ViewActionName[];
+const ACTIONS: readonly string[] = ['review', 'apply', 'discard', 'refreshContext', 'cancel', 'trace'] satisfies ViewActionName[];
 
 /** A message from the webview, checked; undefined for anything else (the webview is not trusted blindly). */
 export function parseFromWebview(message: unknown): FromWebview | undefined {

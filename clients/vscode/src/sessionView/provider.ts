@@ -30,6 +30,7 @@ import {
   CMD_PROPOSAL,
   CMD_RUN,
   CMD_SESSION_HISTORY,
+  CMD_TRACE_HTML,
   type ContextResult,
   type DiscardProposalResult,
   type ListSessionsResult,
@@ -40,11 +41,13 @@ import {
   type SessionHistoryParams,
   type SessionHistoryResult,
   type SessionSummary,
+  type TraceHtmlResult,
 } from '../protocol';
 import type { ProposalActions } from '../proposals';
 import type { RunTracker } from '../runs';
 import type { AgentServer } from '../server';
 import { pageHtml } from './html';
+import type { ViewActionName } from './markup';
 import { type FromWebview, parseFromWebview, type ToWebview } from './messages';
 import { IMPLEMENT_PLAN_TASK } from './outcome';
 import { EMPTY_STATE, reduce, type ViewAction, type ViewState } from './state';
@@ -296,7 +299,7 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
     await Promise.all([this.loadHistory(picked.session.sessionId), this.refreshProposal(), this.refreshContext()]);
   }
 
-  private async action(action: 'review' | 'apply' | 'discard' | 'refreshContext' | 'cancel', uri: string | undefined): Promise<void> {
+  private async action(action: ViewActionName, uri: string | undefined): Promise<void> {
     const sessionId = this.state.sessionId;
     if (!sessionId) {
       return;
@@ -328,7 +331,25 @@ export class SessionViewProvider implements vscode.WebviewViewProvider, vscode.D
       case 'cancel':
         await this.runs.cancelSession(sessionId);
         return;
+      case 'trace':
+        await this.openTrace(sessionId);
+        return;
     }
+  }
+
+  /**
+   * The session's trace page (`agent.traceHtml`, the page `agent-ls trace html` writes) in an editor
+   * panel without scripts: the page has none, is inert, and loads nothing (docs/sessions.md).
+   */
+  private async openTrace(sessionId: string): Promise<void> {
+    const page = await this.server.execute<TraceHtmlResult>(CMD_TRACE_HTML, { sessionId } satisfies SessionHistoryParams);
+    if (!page) {
+      return;
+    }
+    const title = `Agent trace ${sessionId.slice(0, 8)}`;
+    const options = { enableScripts: false, enableForms: false, localResourceRoots: [] };
+    const panel = vscode.window.createWebviewPanel('agentLs.trace', title, vscode.ViewColumn.Active, options);
+    panel.webview.html = page.html;
   }
 
   private async applyFiles(sessionId: string, files: string[]): Promise<void> {

@@ -187,7 +187,8 @@ function head(state: ViewState): string {
       `${state.resumed.runs === 1 ? 'run' : 'runs'} before, the last ${escapeHtml(state.resumed.status)}. A task below continues it.</p>`
     : '';
   const cancel = state.running ? button('cancel', 'Cancel', 'debug-stop', { title: 'Cancel the run' }) : '';
-  return `<section class="session-head"><span class="session-id">Session ${escapeHtml(state.sessionId.slice(0, 8))}${usage}</span>${cancel}${resumed}</section>`;
+  const trace = button('trace', 'Trace', 'graph', { title: 'Open the session’s trace: turns, tool calls, tokens, latency and diffs' });
+  return `<section class="session-head"><span class="session-id">Session ${escapeHtml(state.sessionId.slice(0, 8))}${usage}</span>${trace}${cancel}${resumed}</section>`;
 }
 
 /** The conversation fragment for `state`. Deterministic. */

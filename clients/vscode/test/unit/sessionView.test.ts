@@ -238,6 +238,7 @@ test('the conversation HTML escapes the server’s strings and shows verdicts, t
   assert.ok(!/style=/.test(out), 'no inline style: the CSP forbids it');
   assert.ok(out.includes('data-action="discard" data-uri="file:///w/a &quot;b&quot;.py"'));
   assert.ok(out.includes('data-action="apply" title="Apply every proposed file"'), 'and Apply all, without a URI');
+  assert.ok(out.includes('data-action="trace" title="Open the session’s trace'), 'the session line links to its trace');
 });
 
 test('verdicts in words', () => {
@@ -267,6 +268,7 @@ test('messages from the webview are checked', () => {
   assert.equal(parseFromWebview({ type: 'send', text: '   ' }), undefined);
   assert.deepEqual(parseFromWebview({ type: 'action', action: 'apply', uri: 'file:///w/a.py' }), { type: 'action', action: 'apply', uri: 'file:///w/a.py' });
   assert.equal(parseFromWebview({ type: 'action', action: 'rm' }), undefined);
+  assert.deepEqual(parseFromWebview({ type: 'action', action: 'trace' }), { type: 'action', action: 'trace' });
   assert.equal(parseFromWebview('send'), undefined);
   assert.deepEqual(parseFromWebview({ type: 'pickSession' }), { type: 'pickSession' });
 });
