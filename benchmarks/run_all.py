@@ -59,43 +59,36 @@ class Limit:
 
 
 # The regression gate: figure -> the highest ratio allowed. Every figure is a ratio to a baseline of the
-# same run. Timing limits are about 2.5-3x the worst value measured on this shared 2-core VM (load 1-2,
-# short mode), so noise never fails CI but a change that doubles a cost on top of bad luck does; token
-# counts are deterministic (fixed paths and fixtures), so their limits are the budgets themselves.
+# same run. Timing limits are 2-3x the worst value measured on this shared 2-core VM (short mode, load 1
+# to 6), so noise does not fail CI while a change that doubles or triples a cost does; token counts are
+# deterministic (fixed paths and fixtures), so their limits are the budgets themselves.
 LIMITS: dict[str, Limit] = {
     "first_request_vs_budget": Limit(
-        1.00, "deterministic; DESIGN.md's budget of 1,400 est. tokens (1,399 now)"
+        1.00, "deterministic; DESIGN.md's budget, 1,400 est. tokens (1,399 now)"
     ),
     "requests_for_no_tool_task": Limit(1.00, "deterministic; DESIGN.md: exactly 1 request"),
-    "harness_turn_vs_http": Limit(40.0, "4.7-13x measured (13x at load 1.5); 3x the worst"),
-    "cancel_vs_command": Limit(10.0, "0.75-3.0x measured; LSP round trips on a loaded machine jitter"),
+    "harness_turn_vs_http": Limit(40.0, "4.7-17.8x measured (17.8x at load 5); 2.2x the worst"),
+    "cancel_vs_command": Limit(10.0, "0.66-3.0x measured; LSP round trips on a loaded machine jitter"),
     "run_start_vs_import_httpx": Limit(
         10.0,
-        "fastest/fastest; medians gave 3.2-3.6x, and 7.4x once at load 5 (the longer process is hit more)",
+        "fastest over fastest, 3.3-3.4x; medians reached 7.4x once at load 5 (the longer process is hit)",
     ),
     "serve_start_vs_import_pygls": Limit(6.0, "1.7-2.6x measured (2.6x at load 4); 2.3x the worst"),
     "run_peak_rss_vs_python": Limit(2.0, "1.2-1.3x measured (both inherit the benchmark's own RSS floor)"),
-    "sse_vs_json_body": Limit(6.0, "2.3-2.9x measured; 2x the worst"),
-    "text_diff_vs_difflib_table": Limit(0.5, "0.04-0.06x measured; a return to difflib would be 1x"),
-    "text_diff_vs_difflib_repetitive": Limit(0.5, "0.001-0.002x measured (difflib is quadratic there)"),
+    "sse_vs_json_body": Limit(6.0, "2.2-2.9x measured; 2x the worst"),
+    "text_diff_vs_difflib_table": Limit(0.5, "0.04-0.11x measured; a return to difflib would be 1x"),
+    "text_diff_vs_difflib_repetitive": Limit(0.5, "0.0004-0.002x measured (difflib is quadratic there)"),
     "proposal_diffs_vs_difflib_100_files": Limit(
-        1.0,
-        "0.13-0.38x measured (0.38x at load 4); a proposal's whole diff work stays below difflib's bare diff",
+        1.0, "0.13-0.38x measured (0.38x at load 4); a proposal's whole diff work stays below difflib's diff"
     ),
     "editor_p50_proposal_vs_before": Limit(
-        1.0, "0.07-0.17x measured; never slower than the server before issue 14 (same run, same tree)"
+        1.0, "0.05-0.17x measured; never slower than the server before issue 14 (same run, same tree)"
     ),
-    "later_grep_vs_rg": Limit(
-        2.5, "1.03-1.07x measured (median of paired ratios); issue 14's target is 1.2x"
-    ),
-    "grep_index_built_vs_rg": Limit(2.5, "1.16-1.17x measured (median of paired ratios)"),
-    "list_files_vs_rg_files": Limit(3.0, "0.94-1.4x measured (`rg` timed at another moment); 2x the worst"),
-    "compaction_largest_vs_window": Limit(
-        1.00, "deterministic (scripted session); a request over the window is a bug"
-    ),
-    "context_report_vs_body": Limit(
-        1.01, "deterministic; agent.context must count the body it sends (1.00x)"
-    ),
+    "later_grep_vs_rg": Limit(3.0, "1.03-1.22x measured (median of paired ratios; 1.22x at load 6)"),
+    "grep_index_built_vs_rg": Limit(3.0, "1.16-1.43x measured (median of paired ratios; 1.43x at load 6)"),
+    "list_files_vs_rg_files": Limit(3.0, "0.64-1.52x measured (`rg` timed at another moment); 2x the worst"),
+    "compaction_largest_vs_window": Limit(1.00, "deterministic (scripted session); over the window is a bug"),
+    "context_report_vs_body": Limit(1.01, "deterministic; agent.context counts the body it sends (1.00x)"),
     "mcp_deferred_vs_no_mcp_tokens": Limit(
         1.3, "deterministic; 1.17x: 14 deferred MCP tools cost 221 tokens"
     ),
