@@ -26,6 +26,7 @@ import hashlib
 import json
 import re
 import shlex
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,10 +178,19 @@ def load_servers(
 
 def _read(path: Path, problems: list[str]) -> dict[str, Any] | None:
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
+        found = path.stat()
+        if not stat.S_ISREG(found.st_mode):  # a symlink to /dev/stdin, /dev/zero or a FIFO would hang
+            problems.append(f"{path}: not a regular file; its MCP servers are left out")
+            return None
+        if found.st_size > MAX_FILE_BYTES:
             problems.append(f"{path}: over {MAX_FILE_BYTES:,} bytes; its MCP servers are left out")
             return None
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            problems.append(f"{path}: over {MAX_FILE_BYTES:,} bytes; its MCP servers are left out")
+            return None
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

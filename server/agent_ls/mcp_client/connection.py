@@ -312,7 +312,16 @@ class Connection:
                 async with streamable_http_client(expanded.url, http_client=client) as (read, write):
                     yield read, write
             return
-        cwd = self.root / self.config.cwd if self.config.cwd else self.root
+        # A user server does not start in the workspace: there `python -m pkg` or `npx pkg` would run a
+        # repository's own pkg/ or node_modules (trial finding 1). A workspace server, approved, runs there.
+        home = (
+            self.root
+            if self.config.scope == "workspace"
+            else self.config.source.parent
+            if self.config.source
+            else self.root
+        )
+        cwd = home / self.config.cwd if self.config.cwd else home
         params = StdioServerParameters(
             command=expanded.command, args=list(expanded.args), env=expanded.env or None, cwd=cwd
         )

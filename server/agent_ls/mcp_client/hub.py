@@ -230,8 +230,15 @@ class McpHub:
             connection = self._connections[server.name]
             if connection.state != "connected":
                 continue
+            seen: set[str] = set()
             for info in connection.listing.tools:
+                if info.name in seen:  # a server listing a tool twice (a looping cursor): once
+                    continue
+                seen.add(info.name)
                 name = qualified_name(server.name, info.name, taken)
+                if name in taken:  # a hashed name another tool already holds: left out, never a crash
+                    log.warning("MCP server %s: tool %r left out (its name is taken)", server.name, info.name)
+                    continue
                 taken.add(name)
                 route = Route(server.name, info.name)
                 found.append(McpTool(name, full_name(server.name, info.name), route, info))
