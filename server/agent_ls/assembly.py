@@ -53,7 +53,7 @@ from agent_ls.policy.engine import PermissionPolicy
 from agent_ls.policy.rules import BUILTIN_RULES, Rule
 from agent_ls.runtime import ModelOpener, Session, new_session_id
 from agent_ls.sessions.redaction import Redactor
-from agent_ls.sessions.store import state_dir, workspace_folder
+from agent_ls.sessions.store import is_session_file, state_dir, workspace_folder
 from agent_ls.settings import EditorSettings, EnvSnapshot
 from agent_ls.tools import read_only_tools, sent_tools
 from agent_ls.tools.base import ToolContext
@@ -189,7 +189,8 @@ def assemble_session(
     nested = context.nested()
     # One redactor for what the tools return (the model, the transcript, the session file) and what the
     # harness reads back: the key values of the environment and of the providers' api_key_env, key formats.
-    redact = Redactor.from_environ(environ, _key_names(config)).text
+    redactor = Redactor.from_environ(environ, _key_names(config))
+    redact = redactor.text
     registry = ToolRegistry(
         sent_tools(),
         policy,
@@ -242,7 +243,7 @@ def assemble_session(
         registry=registry,
         activations=activations,
         limits=limits,
-        open_model=model_opener(model, editor, env, config),
+        open_model=model_opener(model, editor, env, config, replay_in=(root, redactor)),
         compact_threshold=config.compaction.threshold or DEFAULT_THRESHOLD,
         open_summarizer=role_opener("compaction", model, editor, env, config),
         open_subagent_model=role_opener("subagent", model, editor, env, config),
@@ -335,12 +336,21 @@ def _memory(root: Path, environ: Mapping[str, str]) -> MemoryNotes:
 
 
 def model_opener(
-    model: str | None, editor: EditorSettings | None, env: EnvSnapshot | None, config: LoadedConfig
+    model: str | None,
+    editor: EditorSettings | None,
+    env: EnvSnapshot | None,
+    config: LoadedConfig,
+    *,
+    replay_in: tuple[Path, Redactor] | None = None,
 ) -> ModelOpener:
     """Resolves the model (``models.resolution.resolve_model``: the asked-for string, the editor's,
     ``AGENT_LS_MODEL``, the config's) and builds its client, when called; raises ``ConfigError``, also
     for a role's model that cannot be used (``models.roles.resolve_role``: said before the run, not in
-    the middle of it). The roles' clients are not built here."""
+    the middle of it). The roles' clients are not built here.
+
+    ``replay:<session.jsonl>`` replays a recorded session (``sessions.replayed``), comparing each request
+    with the recorded one in the workspace root of ``replay_in`` with its redactor; without
+    ``replay_in`` it is refused."""
 
     def opened() -> ModelClient:
         if env is None:
@@ -349,6 +359,12 @@ def model_opener(
         main = resolve_model(model, settings, env, config)
         for role in OTHER_ROLES:
             resolve_role(role, main, settings, env, config)
+        if main.wire_api == "replay" and is_session_file(main.model):
+            if replay_in is None:
+                raise ConfigError(f"replay:{main.model}: a session is replayed in a workspace only")
+            from agent_ls.sessions.replayed import SessionReplayModel  # read only when chosen
+
+            return SessionReplayModel(main.model, *replay_in)
         return open_model(main)
 
     return opened

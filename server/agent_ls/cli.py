@@ -116,6 +116,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print each model request on stderr before it is sent (key redacted)",
     )
+    run.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="save the session, every model call whole, to FILE (redacted): replay it with "
+        "--model replay:FILE (docs/replay-format.md)",
+    )
 
     demo = sub.add_parser("demo", help="fix a bug in a sample project through a real LSP session")
     demo.add_argument("--model", help="use a real model instead of the bundled replay script")
@@ -304,6 +312,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 mode="plan" if args.plan else "default",
                 checks=args.checks,
                 resources=args.resources,
+                record=args.record.absolute() if args.record is not None else None,
             )
         )
     except KeyboardInterrupt:

@@ -46,6 +46,7 @@ from agent_ls.instructions.agent_context import marker_above
 from agent_ls.policy.apply_check import edit_refusal
 from agent_ls.runtime import CONTEXT_COMMAND, Session
 from agent_ls.sessions.continuation import find_saved, recorded_model, start_recording
+from agent_ls.sessions.exchanges import ExchangeWriter, save_recording
 from agent_ls.sessions.pending import record_rebase
 from agent_ls.sessions.run_lock import RunLock, SessionBusy
 from agent_ls.sessions.saved import SavedSession
@@ -203,6 +204,7 @@ async def run_headless(
     mode: RunMode = "default",
     checks: Sequence[str] = (),
     resources: Sequence[str] = (),
+    record: Path | None = None,
 ) -> int:
     """Run ``task`` in ``workspace`` (resolved), with ``file`` (resolved, inside it) in focus when given:
     its AGENTS.md chain and ``.agents/skills`` folders apply, and the task message names it. A task
@@ -222,6 +224,9 @@ async def run_headless(
     their results and what was not verified are printed after the answer, and a run stopped because its
     model claimed done while a check failed exits 1. ``resources`` (``--resource``) are MCP resources
     attached to the task (docs/mcp.md); the run's MCP servers are stopped when it ends.
+    ``record`` (``--record FILE``): every model call is written whole to the session file (``exchange``
+    records, ``sessions.exchanges``), and the file is copied to ``record`` when the run ends: a fixture
+    that ``replay:<FILE>`` replays, redacted like every session file.
     ``mode`` ``plan`` (``--plan``): read-only tools, edits refused by the policy, the run ends with a plan
     (printed as the answer, then ``PLAN_NEXT``); the session's next default run implements it.
     """
@@ -284,7 +289,9 @@ async def run_headless(
         print(f"agent-ls: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return await _run_locked(session, store, saved, task, focus, client, apply, mode, checks, resources)
+        return await _run_locked(
+            session, store, saved, task, focus, client, apply, mode, checks, resources, record
+        )
     finally:
         lock.release()
 
@@ -300,6 +307,7 @@ async def _run_locked(
     mode: RunMode = "default",
     checks: Sequence[str] = (),
     resources: Sequence[str] = (),
+    record: Path | None = None,
 ) -> int:
     """The run of ``run_headless`` once the session's lock is held: recorded, shown, applied."""
     findings = RunFindings()
@@ -314,6 +322,8 @@ async def _run_locked(
             transcript.line(line, stop_run=not isinstance(event, RunEnded))
 
     recorder, notes = start_recording(store, session, saved, render)
+    if record is not None:
+        session.record_exchange = ExchangeWriter(recorder.log)
     for note in notes:
         print(f"agent-ls: proposed files {note}", file=sys.stderr)
     try:
@@ -342,6 +352,8 @@ async def _run_locked(
     recorder.log.flush()
     if recorder.log.path.is_file():  # not for a run that stored nothing (/context, /compact of nothing)
         print(f"agent-ls: session {sid} (go on with --continue, or --session {sid})", file=sys.stderr)
+        if record is not None:
+            print(f"agent-ls: {save_recording(recorder.log.path, record)}", file=sys.stderr)
     changes = session.proposal()
     for change in changes:
         diff = unified_diff(change)

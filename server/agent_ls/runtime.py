@@ -54,6 +54,7 @@ from agent_ls.instructions.activation import SkillActivations, find_skill, near_
 from agent_ls.instructions.agent_context import DEFAULT_CONTEXT_WINDOW, AgentContext, NestedAttacher
 from agent_ls.instructions.agents_md import render_chain, render_nested
 from agent_ls.instructions.catalog import render_catalog
+from agent_ls.models.recording import ModelExchange, RecordingModel, recording
 from agent_ls.models.request_body import ObservedModel, chat_encoder, context_window_of, encoder_of
 from agent_ls.models.window import token_estimator, window_of
 from agent_ls.policy.engine import PermissionPolicy
@@ -148,6 +149,8 @@ class Session:
             ``task`` call, or None (the run's).
         show_request: gets each request before it is sent, as text (``models.request_body.describe_request``,
             the API key redacted): ``agent-ls run --debug``, the editor's ``agentLs.trace``; None: not shown.
+        record_exchange: gets each model call of every role, request and response
+            (``models.recording``): ``agent-ls run --record``; None: not recorded.
         memory: the workspace's notes file (the memory tools), or None: no memory tools.
         redact: replaces secrets in what the harness reads back itself (acceptance checks' output tails).
         problems: the editor's problems (the ``problems`` tool), or None: no editor forwards them.
@@ -182,6 +185,7 @@ class Session:
     open_summarizer: ModelOpener | None = None
     open_subagent_model: ModelOpener | None = None
     show_request: Callable[[str], None] | None = None
+    record_exchange: Callable[[ModelExchange], None] | None = None
     memory: MemoryNotes | None = None
     redact: Callable[[str], str] | None = None
     subagents: Subagents | None = None
@@ -364,6 +368,8 @@ class Session:
                 await model.aclose()
             self.last_run = ended
             return ended
+        if self.record_exchange is not None:
+            model = RecordingModel(model, self.record_exchange)
         if self.show_request is not None:
             model = ObservedModel(model, self.show_request)
         # What entered the context is announced after RunStarted, before the first model call.
@@ -463,11 +469,13 @@ class Session:
         return AnswerRecheck(self.problems, self.overlay.proposal).after_answer
 
     def _observed(self, opener: ModelOpener | None) -> ModelOpener | None:
-        """``opener`` whose client shows each request (``show_request``) like the run's own model."""
+        """``opener`` whose client is recorded and shows each request like the run's own model."""
+        opener = recording(opener, self.record_exchange)
         show = self.show_request
         if opener is None or show is None:
             return opener
-        return lambda: ObservedModel(opener(), show)
+        inner = opener
+        return lambda: ObservedModel(inner(), show)
 
     def context_report(self, model: ModelClient | None, no_model: str = "") -> ContextReport:
         """The parts of the next request ``model`` would be sent: the history so far (the system message

@@ -16,7 +16,8 @@
     │   ├── ModelServerError       5xx                                                 retried
     │   │   └── ModelOverloadedError   529, or an in-band overloaded_error              retried
     │   ├── ModelResponseError     a 2xx body we cannot read
-    │   └── ScriptExhausted        a replay script has no step left
+    │   ├── ScriptExhausted        a replay script has no step left
+    │   └── ReplayMismatch         a replayed session's request differs from the recorded one
     └── ToolError              model: an error tool result; the run continues
         ├── PathRefused            outside the workspace, or a secret file
         └── EditFailed             old_string missing or ambiguous, and similar
@@ -105,6 +106,11 @@ class ModelResponseError(ModelError):
 
 class ScriptExhausted(ModelError):
     """User: a ``replay:`` script has no step left for this model call."""
+
+
+class ReplayMismatch(ModelError):
+    """User: under ``replay:<session.jsonl>`` the harness sent a request that differs from the recorded
+    one; the message names the call, the message and the field, with both texts around the difference."""
 
 
 class ToolError(AgentLsError):

@@ -139,7 +139,7 @@ def load_script(path: str, step_model: type[S]) -> list[S]:
             steps 1-based).
     """
     try:
-        text = _read_regular(path, MAX_SCRIPT_BYTES).decode("utf-8")
+        text = read_regular(path, MAX_SCRIPT_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigError(f"replay script {path} cannot be read: {reason}") from exc
@@ -161,7 +161,7 @@ def load_script(path: str, step_model: type[S]) -> list[S]:
     return steps
 
 
-def _read_regular(path: str, max_bytes: int) -> bytes:
+def read_regular(path: str, max_bytes: int) -> bytes:
     """The bytes of ``path`` when it is a regular file of at most ``max_bytes``.
 
     Opened non-blocking, so that a FIFO with no writer cannot hang the server, then checked with

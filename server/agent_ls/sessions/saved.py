@@ -113,7 +113,7 @@ def replay(stored: StoredFile) -> SavedSession:
     open_run = False
     for record in stored.records:
         try:
-            open_run = _apply(saved, record, open_run)
+            open_run = apply_record(saved, record, open_run)
         except (KeyError, TypeError, ValueError, AttributeError):
             saved.skipped += 1
             continue
@@ -125,7 +125,10 @@ def replay(stored: StoredFile) -> SavedSession:
     return saved
 
 
-def _apply(saved: SavedSession, record: dict[str, Any], open_run: bool) -> bool:
+def apply_record(saved: SavedSession, record: dict[str, Any], open_run: bool) -> bool:
+    """Apply one record of a session file to ``saved`` (``replay`` folds them in order); ``open_run`` says
+    whether a run has started and not ended, and the new value is returned. Raises ``KeyError``,
+    ``TypeError``, ``ValueError`` or ``AttributeError`` for a record that lacks what its kind needs."""
     kind = record["kind"]
     if kind == "message":
         message = message_from(record["message"])

@@ -54,6 +54,12 @@ class SessionFormatError(ValueError):
     """The session file has no header or a newer format; the front end says so and nothing runs."""
 
 
+def is_session_file(path: str) -> bool:
+    """Whether a ``replay:`` path names a session file (``.jsonl``: ``replay:<session.jsonl>`` replays
+    it) rather than a replay script (``.json``)."""
+    return path.endswith(".jsonl")
+
+
 def now_iso() -> str:
     """The current UTC time, ISO 8601 with milliseconds (``2026-11-30T20:46:21.123Z``)."""
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -264,7 +270,15 @@ def read_file(path: Path) -> StoredFile:
         OSError: it cannot be read.
         SessionFormatError: no header, or a format newer than ``FORMAT_VERSION``.
     """
-    data = path.read_bytes()
+    return parse_lines(path.read_bytes(), str(path))
+
+
+def parse_lines(data: bytes, name: str = "the file") -> StoredFile:
+    """Parse the bytes of a session file (``read_file``); ``name`` is what errors call it.
+
+    Raises:
+        SessionFormatError: no header, or a format newer than ``FORMAT_VERSION``.
+    """
     torn = bool(data) and not data.endswith(b"\n")
     lines = data.split(b"\n")
     lines = lines[:-1]  # after the last newline: "" or a torn line
@@ -277,12 +291,12 @@ def read_file(path: Path) -> StoredFile:
         else:
             records.append(record)
     if not records or records[0].get("kind") != "session":
-        raise SessionFormatError(f"{path} is not a session file (no header line)")
+        raise SessionFormatError(f"{name} is not a session file (no header line)")
     header = records.pop(0)
     version = header.get("format")
     if not isinstance(version, int) or version > FORMAT_VERSION:
         raise SessionFormatError(
-            f"{path} is in session format {version!r}; this agent-ls reads up to {FORMAT_VERSION}"
+            f"{name} is in session format {version!r}; this agent-ls reads up to {FORMAT_VERSION}"
         )
     return StoredFile(header, records, skipped, torn)
 
