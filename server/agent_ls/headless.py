@@ -51,6 +51,7 @@ from agent_ls.sessions.pending import record_rebase
 from agent_ls.sessions.run_lock import RunLock, SessionBusy
 from agent_ls.sessions.saved import SavedSession
 from agent_ls.sessions.store import SessionFormatError, SessionNotFound, SessionStore
+from agent_ls.sessions.telemetry import Telemetry
 from agent_ls.settings import EnvSnapshot, process_environ
 from agent_ls.terminal_text import Transcript, diff_notes, escapes
 from agent_ls.workspace.apply import apply_proposal, recover_interrupted_apply, refused_edits
@@ -238,6 +239,10 @@ async def run_headless(
     config = load_config(env, root)
     for diagnostic in config.diagnostics:
         print(f"agent-ls: {diagnostic}", file=sys.stderr)
+    telemetry = Telemetry(process_environ())  # AGENT_LS_OTEL=1: spans over OTLP (docs/telemetry.md)
+    if (problem := telemetry.open()) is not None:
+        print(f"agent-ls: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     store = SessionStore.from_environ(process_environ())
     try:  # --session ID / --continue: a stored session goes on
         saved = find_saved(store, root, session_id=session_id, latest=continue_latest)
@@ -290,10 +295,11 @@ async def run_headless(
         return EXIT_USAGE
     try:
         return await _run_locked(
-            session, store, saved, task, focus, client, apply, mode, checks, resources, record
+            session, store, saved, task, focus, client, apply, mode, checks, resources, record, telemetry
         )
     finally:
         lock.release()
+        telemetry.shutdown()  # the queued spans are sent before the process ends
 
 
 async def _run_locked(
@@ -308,6 +314,7 @@ async def _run_locked(
     checks: Sequence[str] = (),
     resources: Sequence[str] = (),
     record: Path | None = None,
+    telemetry: Telemetry | None = None,
 ) -> int:
     """The run of ``run_headless`` once the session's lock is held: recorded, shown, applied."""
     findings = RunFindings()
@@ -321,7 +328,9 @@ async def _run_locked(
         if (line := line_for(event)) is not None:
             transcript.line(line, stop_run=not isinstance(event, RunEnded))
 
-    recorder, notes = start_recording(store, session, saved, render)
+    recorder, notes = start_recording(
+        store, session, saved, telemetry.traced(render) if telemetry else render
+    )
     if record is not None:
         session.record_exchange = ExchangeWriter(recorder.log)
     for note in notes:

@@ -45,6 +45,7 @@ NOT_FOR_A_CHAT_RUN = (
     "mcp",  # the MCP SDK (about 1 s to import), for a workspace with MCP servers configured
     "mcp_types",
     "httpx2",
+    "opentelemetry",  # the span export (sessions/otel_spans.py), only with AGENT_LS_OTEL=1
 )
 """What a whole ``agent-ls run`` on Chat Completions that calls no tool must not load."""
 

@@ -28,6 +28,7 @@ from agent_ls.lsp.handlers import (
     proposal_files,
     sessions,
     status,
+    telemetry,
     trace_page,
 )
 from agent_ls.lsp.state import AgentLanguageServer
@@ -96,6 +97,7 @@ async def _shutdown(ls: AgentLanguageServer, params: None) -> None:
     ls.state.secret_indexes.close()
     await ls.state.mcp_hubs.aclose()  # every MCP server stopped (the SDK's bounded shutdown)
     await agent_files.shutdown(ls)
+    await telemetry.shutdown(ls)  # the queued spans are sent (AGENT_LS_OTEL, docs/telemetry.md)
 
 
 def serve_stdio() -> None:

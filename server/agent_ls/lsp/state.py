@@ -31,6 +31,7 @@ from agent_ls.mcp_client.hubs import McpHubs
 from agent_ls.runtime import Session
 from agent_ls.sessions.run_lock import RunLock
 from agent_ls.sessions.store import SessionLog, SessionStore
+from agent_ls.sessions.telemetry import Telemetry
 from agent_ls.settings import EditorSettings
 
 if TYPE_CHECKING:
@@ -91,6 +92,9 @@ class ServerState:
     mcp_hubs: McpHubs = field(default_factory=McpHubs)
     """The MCP servers of each workspace root (``mcp_client``), started at the first run that needs them
     and shared by the runs of that root; stopped at shutdown."""
+    telemetry: Telemetry = field(default_factory=lambda: Telemetry(os.environ))
+    """The OpenTelemetry export (``AGENT_LS_OTEL``, docs/telemetry.md): opened at the first run, shut down
+    at shutdown (``handlers/telemetry.py``)."""
 
     @property
     def instructions_generation(self) -> int:

@@ -34,7 +34,7 @@ from agent_ls.lsp.buffers import EditorBuffers
 from agent_ls.lsp.command_args import parse_params
 from agent_ls.lsp.editor_problems import WorkspaceProblems, focus_problems
 from agent_ls.lsp.file_uris import to_fs_path
-from agent_ls.lsp.handlers import config_files, sessions
+from agent_ls.lsp.handlers import config_files, sessions, telemetry
 from agent_ls.lsp.render import LspEventRenderer, usage_summary
 from agent_ls.lsp.state import AgentLanguageServer, SessionEntry
 from agent_ls.runtime import CONTEXT_COMMAND, Session
@@ -237,7 +237,7 @@ async def _drive(
         progress=False,
         run_ended=lambda ended: _run_ended(session, ended),
     )
-    recorder.forward = renderer  # each event is written to the session file, then rendered
+    recorder.forward = telemetry.traced(ls, renderer)  # written to the session file, then rendered
     if ls.state.flags.work_done_progress:
         try:
             await ls.work_done_progress.create_async(token)
