@@ -92,3 +92,17 @@ def test_without_the_switch_nothing_is_sent_even_with_an_otlp_endpoint_set(tmp_p
         code, stderr, _ = _run(root, collector)
     assert code == 0, stderr
     assert collector.bodies == []
+
+
+def test_switched_on_without_the_extra_the_run_stops_with_the_install_line(tmp_path: Path) -> None:
+    root = _workspace(tmp_path)
+    shim = tmp_path / "no-otel"  # as if opentelemetry were not installed: Python's "None in sys.modules"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text("import sys\nsys.modules['opentelemetry'] = None\n")
+    with OtlpCollector() as collector:
+        code, stderr, server = _run(root, collector, AGENT_LS_OTEL="1", PYTHONPATH=str(shim))
+    assert code == 2, stderr
+    assert stderr.strip().splitlines() == [
+        "agent-ls: AGENT_LS_OTEL is set but opentelemetry is not installed: pip install 'agent-ls[otel]'"
+    ]
+    assert server.requests == [] and collector.bodies == []
