@@ -75,7 +75,11 @@ LIMITS: dict[str, Limit] = {
     ),
     "serve_start_vs_import_pygls": Limit(6.0, "1.7-2.6x measured (2.6x at load 4); 2.3x the worst"),
     "run_peak_rss_vs_python": Limit(2.0, "1.2-1.3x measured (both inherit the benchmark's own RSS floor)"),
-    "sse_vs_json_body": Limit(6.0, "2.2-2.9x measured; 2x the worst"),
+    "sse_vs_json_body": Limit(
+        6.0,
+        "1.4-4.5x measured with the fake server in its own process (4.5x with both cores busy; in a "
+        "thread it went from 1.9x to 6.0x at load 1, GIL hand-offs); 1.3x the worst",
+    ),
     "text_diff_vs_difflib_table": Limit(0.5, "0.04-0.11x measured; a return to difflib would be 1x"),
     "text_diff_vs_difflib_repetitive": Limit(0.5, "0.0004-0.002x measured (difflib is quadratic there)"),
     "proposal_diffs_vs_difflib_100_files": Limit(
@@ -129,7 +133,7 @@ BENCHES = [
     Bench(
         "bench_startup.py", ["--repeat", "3", "--no-imports"], ["--repeat", "9", "--no-imports"], read_startup
     ),
-    Bench("bench_models.py", ["--repeat", "5"], ["--repeat", "15"], read_models),
+    Bench("bench_models.py", ["--repeat", "9"], ["--repeat", "15"], read_models),
     Bench("bench_diffs.py", ["--repeat", "3"], ["--repeat", "5"], read_diffs),
     Bench("bench_context.py", [], [], read_context),
     Bench("bench_compaction.py", [], [], read_compaction),
