@@ -1,5 +1,6 @@
 """One attempt at one task: a temporary copy of ``repo/``, the agent run on it as ``agent-ls run
---apply`` runs (``assembly.assemble_session`` then ``Session.run``: the one agent loop), the proposal
+--apply`` runs (``assembly.assemble_session`` then ``Session.run``: the one agent loop, recorded to a
+session file in the attempt's temporary state dir), the proposal
 written to the copy (``workspace.apply.apply_proposal``, all or nothing), then the task's ``check`` run
 in the copy. The copy is removed afterwards; the suite's folder is only read.
 """
@@ -25,6 +26,9 @@ from agent_ls.core.loop import LoopLimits
 from agent_ls.core.ports import Approval, ApprovalRequest
 from agent_ls.evals.suite import EvalTask
 from agent_ls.policy.apply_check import edit_refusal
+from agent_ls.sessions.continuation import start_recording
+from agent_ls.sessions.redaction import Redactor
+from agent_ls.sessions.store import SessionStore
 from agent_ls.settings import EnvSnapshot, process_environ
 from agent_ls.workspace.apply import apply_proposal
 from agent_ls.workspace.child_env import child_environment
@@ -95,12 +99,14 @@ async def run_attempt(task: EvalTask, model: str | None, *, yes: bool = False) -
     try:
         copy = scratch / task.name
         await asyncio.to_thread(shutil.copytree, task.repo, copy, symlinks=True)
-        return await _attempt_in(copy, task, model_for(task, model), yes=yes)
+        return await _attempt_in(copy, task, model_for(task, model), yes=yes, state=scratch / "state")
     finally:
         await asyncio.to_thread(shutil.rmtree, scratch, True)
 
 
-async def _attempt_in(copy: Path, task: EvalTask, model: str | None, *, yes: bool) -> AttemptResult:
+async def _attempt_in(
+    copy: Path, task: EvalTask, model: str | None, *, yes: bool, state: Path
+) -> AttemptResult:
     env = EnvSnapshot.from_environ()
     config = load_config(env, copy)
     limits = LoopLimits(max_turns=task.spec.max_turns, max_cost_usd=task.spec.budget_usd)
@@ -129,8 +135,14 @@ async def _attempt_in(copy: Path, task: EvalTask, model: str | None, *, yes: boo
             if task.solution is not None and model == f"replay:{task.solution}":
                 return AttemptResult(False, "not_run", reason=_one_line(str(exc)))  # this task's script
             raise ModelUnusable(str(exc)) from exc
+        # Recorded as `agent-ls run` records a run (in the attempt's own state dir, removed with it): the
+        # whole text of a cut tool result is kept and read_output offered, as in the run being measured.
+        store = SessionStore(state, Redactor.from_environ(process_environ()))
+        recorder, _ = start_recording(store, session, None, count)
         started = time.monotonic()
-        ended = await session.run(task=task.spec.prompt, focus=Focus(), open_model=lambda: client, emit=count)
+        prompt = task.spec.prompt
+        ended = await session.run(task=prompt, focus=Focus(), open_model=lambda: client, emit=recorder)
+        recorder.log.close()
         latency = time.monotonic() - started
         changes = session.proposal()
         judge = edit_refusal(session.policy)

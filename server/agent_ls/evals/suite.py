@@ -5,6 +5,8 @@
         task.toml        prompt, check, max_turns, budget_usd (optional), check_timeout_s (optional)
         repo/            the files the attempt starts from (copied, never changed)
         solution.json    optional: the replay script ``--model replay`` answers with (docs/replay-format.md)
+        session.jsonl    optional, preferred to solution.json: a recorded session (``agent-ls run --record``)
+                         that ``--model replay`` replays, checking each request against the recorded one
 
 The format follows what an evaluation must state (the seeds' chapter on evaluation): the task and
 the initial state of the repository, a success criterion checked by code, the maximum number of steps.
@@ -21,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 TASK_FILE = "task.toml"
 REPO_DIR = "repo"
 SOLUTION_FILE = "solution.json"
+SESSION_FILE = "session.jsonl"
 
 
 class SuiteError(Exception):
@@ -45,7 +48,8 @@ class TaskSpec(BaseModel):
 class EvalTask:
     """One task of a suite: its folder name, what ``task.toml`` says, and its files.
 
-    ``solution`` is the absolute path of ``solution.json``, or None when the task has none.
+    ``solution`` is the absolute path of ``session.jsonl`` when the task has one, else of
+    ``solution.json``, or None when it has neither.
     """
 
     name: str
@@ -92,7 +96,7 @@ def load_task(folder: Path) -> EvalTask:
     repo = folder / REPO_DIR
     if not repo.is_dir():
         raise SuiteError(f"task {folder.name}: no {REPO_DIR}/ folder with the initial files")
-    solution = folder / SOLUTION_FILE
+    solution = folder / SESSION_FILE if (folder / SESSION_FILE).is_file() else folder / SOLUTION_FILE
     return EvalTask(
         name=folder.name,
         spec=spec,

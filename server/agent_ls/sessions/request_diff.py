@@ -133,12 +133,12 @@ def tools_difference(recorded: Sequence[dict[str, Any]], current: Sequence[dict[
         added = [n for n in names_now if n not in names_before]
         parts = [f"missing {', '.join(gone)}" if gone else "", f"new {', '.join(added)}" if added else ""]
         said = "; ".join(p for p in parts if p) or "the same tools in another order"
-        return f"the tools offered differ: {said}"
+        return f"the tools offered ({said})"
     for before, now in zip(recorded, current, strict=True):
         for key in ("description", "parameters"):
             old, new = _canonical(before.get(key)), _canonical(now.get(key))
             if old != new:
-                return f"tool {before.get('name')}'s {key} differs: {_excerpts(old, new)}"
+                return f"tool {before.get('name')}'s {key}: {_excerpts(old, new)}"
     return None
 
 
