@@ -173,3 +173,12 @@ def test_a_plain_session_file_replays_from_its_history(tmp_path: Path) -> None:
         "request 2 (run 1) differs from the recording at message 4 (tool, read_file) content"
         in differs.stderr
     )
+
+
+def test_the_committed_recordings_hold_no_key_shaped_text() -> None:
+    """Fixtures are committed: every string in them passes the session redactor unchanged."""
+    from agent_ls.sessions.redaction import Redactor
+
+    for name in NAMES:
+        text = (CASES / name / "session.jsonl").read_text(encoding="utf-8")
+        assert Redactor().text(text) == text, name
