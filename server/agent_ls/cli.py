@@ -1,6 +1,8 @@
-"""Command line: ``agent-ls serve | run | demo | policy check | doctor | eval``.
+"""Command line: ``agent-ls serve | acp | run | demo | policy check | doctor | eval``.
 
 - ``serve``: the language server on stdio (imports pygls).
+- ``acp``: the Agent Client Protocol agent on stdio, for Zed, JetBrains and other ACP clients (imports the
+  ACP SDK; docs/acp.md).
 - ``run "TASK"``: the same core, headless. The transcript goes to stderr, the proposal's unified diff
   to stdout; ``--apply`` writes it to disk. It must not import pygls or lsprotocol (cold-start budget,
   DESIGN.md), so every import of the LSP layer below is local to its subcommand.
@@ -60,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     sub.add_parser("serve", help="run the language server on stdio (for editors)")
+    sub.add_parser("acp", help="run the Agent Client Protocol agent on stdio (Zed, JetBrains; docs/acp.md)")
 
     run = sub.add_parser("run", help="run a task headless; transcript on stderr, diff on stdout")
     run.add_argument("task", help="what the agent should do; - reads it from standard input")
@@ -205,11 +208,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     # Every subcommand's terminal output shows control characters escaped; serve's stdout is JSON-RPC.
-    guard_std_streams(stdout=given[:1] != ["serve"])
+    guard_std_streams(stdout=given[:1] not in (["serve"], ["acp"]))
     if given[:1] == ["doctor"]:
         return _doctor(given[1:])
     args = _parser().parse_args(given)
-    if args.command in ("serve", "run", "eval"):
+    if args.command in ("serve", "acp", "run", "eval"):
         from agent_ls.key_handoff import protect_keys
 
         # Before asyncio and the layers are imported: a re-execution pays only for what is above.
@@ -218,6 +221,11 @@ def _main(argv: Sequence[str] | None) -> int:
         from agent_ls.lsp.server import serve_stdio
 
         serve_stdio()
+        return EXIT_DONE
+    if args.command == "acp":
+        from agent_ls.acp.server import serve_acp
+
+        serve_acp()
         return EXIT_DONE
     if args.command == "demo":
         from agent_ls.demo.runner import run_demo

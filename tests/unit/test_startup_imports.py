@@ -24,6 +24,7 @@ NOT_FOR_THE_CLI_ITSELF = (
     "agent_ls.headless",
     "mcp",
     "httpx2",
+    "acp",  # the ACP SDK, for `agent-ls acp` only
 )
 """What ``import agent_ls.cli`` must not load: the key handoff may re-execute the process right after."""
 
@@ -46,6 +47,7 @@ NOT_FOR_A_CHAT_RUN = (
     "mcp_types",
     "httpx2",
     "opentelemetry",  # the span export (sessions/otel_spans.py), only with AGENT_LS_OTEL=1
+    "acp",  # the ACP SDK (agent-client-protocol), for `agent-ls acp` only
 )
 """What a whole ``agent-ls run`` on Chat Completions that calls no tool must not load."""
 

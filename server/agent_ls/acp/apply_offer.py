@@ -1,0 +1,170 @@
+"""Applying a prompt's proposal over ACP: asked, checked for staleness, then written through the editor.
+
+The agent's edits are a proposal (DESIGN.md); over ACP the user's act of applying is an answer to a
+``session/request_permission`` asked when a prompt's run ends ``done`` with pending edits: "Apply the
+changes to N files?", options ``apply`` (``allow_once``) and ``keep`` (``reject_once``). The question's
+tool call (kind ``edit``) carries every file's ``diff`` content. Then, in order:
+
+1. the edit rules judge every file again (``policy.apply_check``); one refused file refuses the apply;
+2. every file is read again, through ``fs/read_text_file`` when the client offers it (the editor's
+   unsaved text), else from disk, and must still be the text the agent read (``FileChange.base_text``;
+   a new file must still not exist): else nothing is written and the proposal stays (as a stale LSP
+   apply: ``lsp/handlers/apply.py``);
+3. each file is written with ``fs/write_text_file`` when the client offers it (so the editor's review UI
+   tracks the change: Zed's needs it), else on disk all or nothing (``workspace.apply.apply_proposal``,
+   which re-bases a file changed on disk like ``agent-ls run --apply``);
+4. the session file records ``apply {applied, failureReason}`` and ``proposal_cleared`` on success, as
+   ``agent-ls run --apply`` does; the proposal is then dropped from the session.
+
+ACP v1's ``fs/write_text_file`` does not say whether the user kept the change in the editor; the apply
+counts as done once the client answered each write.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from acp import helpers, schema
+from acp.interfaces import Client
+
+from agent_ls.core.proposal import FileChange
+from agent_ls.policy.apply_check import edit_refusal
+from agent_ls.runtime import Session
+from agent_ls.sessions.pending import record_rebase
+from agent_ls.sessions.store import SessionLog
+from agent_ls.workspace.apply import apply_proposal, disk_stale_reason, refused_edits
+from agent_ls.workspace.diffs import line_counts
+
+log = logging.getLogger(__name__)
+
+APPLY = "apply"
+KEEP = "keep"
+
+
+@dataclass(frozen=True)
+class ClientFs:
+    """What the client offers (``clientCapabilities.fs``)."""
+
+    read: bool = False
+    write: bool = False
+
+
+def apply_question(session: Session, changes: list[FileChange], call_id: str) -> schema.ToolCallUpdate:
+    """The tool call the apply question is about: its title and every file's diff."""
+    counts = [line_counts(change) for change in changes]
+    added, removed = sum(a for a, _ in counts), sum(r for _, r in counts)
+    files = "1 file" if len(changes) == 1 else f"{len(changes)} files"
+    return schema.ToolCallUpdate(
+        tool_call_id=call_id,
+        title=f"Apply the changes to {files} (+{added} −{removed} lines)?",
+        kind="edit",
+        status="pending",
+        content=[
+            helpers.tool_diff_content(
+                str(session.root / c.path), c.new_text, None if c.is_new else c.base_text
+            )
+            for c in changes
+        ],
+        locations=[schema.ToolCallLocation(path=str(session.root / c.path)) for c in changes],
+    )
+
+
+APPLY_OPTIONS = [
+    schema.PermissionOption(option_id=APPLY, name="Apply", kind="allow_once"),
+    schema.PermissionOption(option_id=KEEP, name="Keep as a proposal", kind="reject_once"),
+]
+
+
+async def offer_apply(
+    client: Client,
+    session_id: str,
+    session: Session,
+    fs: ClientFs,
+    log_file: SessionLog,
+    written: Callable[[FileChange], None],
+    call_id: str,
+) -> str:
+    """Ask, check and write (module docstring). Returns one line for the user. ``written`` is told each
+    file written through the client. Never raises except ``CancelledError``."""
+    changes = session.proposal()
+    if not changes:
+        return ""
+    try:
+        answer = await client.request_permission(
+            session_id=session_id, tool_call=apply_question(session, changes, call_id), options=APPLY_OPTIONS
+        )
+    except Exception as exc:
+        log.warning("session/request_permission for the apply failed: %s", exc)
+        return "Not applied (the editor did not answer); the proposal stays pending."
+    outcome = answer.outcome
+    if not isinstance(outcome, schema.AllowedOutcome) or outcome.option_id != APPLY:
+        return "Not applied; the proposal stays pending (the next prompt can change it)."
+    judge = edit_refusal(session.policy)
+    if (refused := refused_edits(changes, judge)) is not None:
+        return _refused(log_file, f"not applying, nothing written: {refused}")
+    if not fs.write:
+        return _apply_on_disk(session, changes, judge, log_file)
+    stale = [
+        reason for change in changes if (reason := await _stale(client, session_id, session, fs, change))
+    ]
+    if stale:
+        return _refused(log_file, f"not applying, nothing written: {'; '.join(stale)}")
+    for done, change in enumerate(changes):
+        try:
+            await client.write_text_file(
+                session_id=session_id, path=str(session.root / change.path), content=change.new_text
+            )
+        except Exception as exc:
+            names = ", ".join(c.path for c in changes[:done]) or "none"
+            return _refused(log_file, f"writing {change.path} failed ({exc}); written before it: {names}")
+        written(change)
+    return _applied(session, log_file, len(changes))
+
+
+async def _stale(
+    client: Client, session_id: str, session: Session, fs: ClientFs, change: FileChange
+) -> str | None:
+    """Why ``change`` no longer fits the editor's text of its file, or None (module docstring, step 2)."""
+    if not fs.read:
+        return disk_stale_reason(session.root, change)
+    current = await _client_text(client, session_id, str(session.root / change.path))
+    if change.is_new:
+        return f"{change.path} now exists; the agent proposed it as a new file" if current else None
+    if current is None:
+        return f"{change.path} can no longer be read in the editor"
+    return None if current == change.base_text else f"{change.path} changed since the agent read it"
+
+
+async def _client_text(client: Client, session_id: str, path: str) -> str | None:
+    try:
+        return (await client.read_text_file(session_id=session_id, path=path)).content
+    except Exception:  # no such file (the client's error answer), or an editor that cannot read it
+        return None
+
+
+def _apply_on_disk(
+    session: Session, changes: list[FileChange], judge: Callable[[str], str | None], log_file: SessionLog
+) -> str:
+    """The disk apply of ``agent-ls run --apply`` (``headless._run_locked``)."""
+    if rebased := record_rebase(log_file, session.root, changes):
+        return rebased
+    outcome = apply_proposal(session.root, changes, edit_refusal=judge)
+    log_file.append("apply", {"applied": outcome.applied, "failureReason": outcome.message or None})
+    if not outcome.applied:
+        return outcome.message
+    return _applied(session, log_file, len(changes), recorded=True)
+
+
+def _applied(session: Session, log_file: SessionLog, files: int, *, recorded: bool = False) -> str:
+    if not recorded:
+        log_file.append("apply", {"applied": True, "failureReason": None})
+    log_file.append("proposal_cleared", {"why": "applied"})
+    session.discard()
+    return f"Applied the changes to {files} file{'' if files == 1 else 's'}."
+
+
+def _refused(log_file: SessionLog, message: str) -> str:
+    log_file.append("apply", {"applied": False, "failureReason": message})
+    return f"{message}; the proposal stays pending."

@@ -1,0 +1,216 @@
+"""What our events, approvals and stored messages are in ACP terms: pure functions, no connection.
+
+The tables (docs/acp.md says the same for users):
+
+- a tool's ``kind`` from its name (``TOOL_KINDS``; an MCP tool or one not listed is ``other``), a title
+  naming what it acts on, and its ``locations`` (absolute paths, 1-based lines: ACP's conventions);
+- ``RunEnded`` to a ``stopReason`` (``stop_reason``);
+- the todo list to ``plan`` entries (``plan_entries``);
+- an ``ApprovalRequest`` to ``session/request_permission`` options and the chosen option back to an
+  ``Approval`` (``permission_options``, ``approval_for``);
+- the prompt's content blocks to the task text (``prompt_text``): resources and embedded context are data;
+- a stored history to ``user_message_chunk`` / ``agent_message_chunk`` / ``tool_call`` updates
+  (``history_updates``) for ``session/load``.
+
+Source: the ACP v1 schema of the SDK (``acp.schema``, schema ref ``schema-v1.19.0``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from acp import helpers, schema
+
+from agent_ls.core.events import RunEnded
+from agent_ls.core.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from agent_ls.core.ports import Approval, ApprovalReply, ApprovalRequest
+from agent_ls.core.todos import TodoItem
+
+TOOL_KINDS: dict[str, schema.ToolKind] = {
+    "read_file": "read",
+    "read_output": "read",
+    "problems": "read",
+    "edit_file": "edit",
+    "write_file": "edit",
+    "grep": "search",
+    "list_files": "search",
+    "bash": "execute",
+    "todo_write": "think",
+    "submit_plan": "think",
+    "task": "think",
+}
+"""ACP ``ToolKind`` per tool name; any other tool (skills, memory, MCP tools) is ``other``."""
+
+ALLOW_ONCE = "allow_once"
+ALLOW_SESSION = "allow_session"
+ALLOW_ALWAYS = "allow_always"
+REJECT_ONCE = "reject_once"
+_REPLIES: dict[str, ApprovalReply] = {
+    ALLOW_ONCE: "once",
+    ALLOW_SESSION: "session",
+    ALLOW_ALWAYS: "always",
+    REJECT_ONCE: "deny",
+}
+
+MAX_TITLE_CHARS = 80
+ToolContent = schema.ContentToolCallContent | schema.FileEditToolCallContent | schema.TerminalToolCallContent
+
+
+def tool_kind(name: str) -> schema.ToolKind:
+    """The ACP kind of tool ``name`` (``TOOL_KINDS``), ``other`` for any other."""
+    return TOOL_KINDS.get(name, "other")
+
+
+def parsed_arguments(arguments: str) -> dict[str, Any]:
+    """The model's raw JSON arguments as an object; ``{}`` when they are not a JSON object."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def tool_title(name: str, arguments: dict[str, Any]) -> str:
+    """One line naming the tool and what it acts on: ``bash: pytest -q``, ``read_file: src/app.py``."""
+    subject = next(
+        (str(arguments[key]) for key in ("command", "path", "pattern", "description") if arguments.get(key)),
+        "",
+    )
+    subject = " ".join(subject.split())
+    if len(subject) > MAX_TITLE_CHARS:
+        subject = subject[: MAX_TITLE_CHARS - 1] + "…"
+    return f"{name}: {subject}" if subject else name
+
+
+def tool_locations(root: Path, name: str, arguments: dict[str, Any]) -> list[schema.ToolCallLocation]:
+    """Where the tool acts, for the editor to follow: the absolute path of a ``path`` argument (a
+    relative one is taken from ``root``) and, for ``read_file``, its first line (1-based, ``offset``)."""
+    path = arguments.get("path")
+    if not isinstance(path, str) or not path or name == "bash":
+        return []
+    absolute = Path(path) if Path(path).is_absolute() else root / path
+    line = arguments.get("offset") if name == "read_file" else None
+    return [schema.ToolCallLocation(path=str(absolute), line=line if isinstance(line, int) else None)]
+
+
+def tool_call_start(root: Path, call_id: str, name: str, arguments: str) -> schema.ToolCallStart:
+    """The ``tool_call`` update of a call about to run (status ``in_progress``)."""
+    args = parsed_arguments(arguments)
+    return helpers.start_tool_call(
+        call_id,
+        tool_title(name, args),
+        kind=tool_kind(name),
+        status="in_progress",
+        locations=tool_locations(root, name, args) or None,
+        raw_input=args or arguments,
+    )
+
+
+def tool_call_end(
+    call_id: str, is_error: bool, output: str, diff: tuple[str, str | None, str] | None = None
+) -> schema.ToolCallProgress:
+    """The ``tool_call_update`` of a finished call: ``completed`` or ``failed``, its output as text content,
+    and for an edit the file's whole proposed change as ``diff`` content (absolute path, the text the
+    agent read, None for a new file, and the proposed text)."""
+    content: list[ToolContent] = []
+    if diff is not None:
+        path, old_text, new_text = diff
+        content.append(helpers.tool_diff_content(path, new_text, old_text))
+    if output:
+        content.append(helpers.tool_content(helpers.text_block(output)))
+    return helpers.update_tool_call(
+        call_id, status="failed" if is_error else "completed", content=content or None, raw_output=output
+    )
+
+
+def stop_reason(ended: RunEnded) -> schema.StopReason:
+    """The ``session/prompt`` answer for how the run ended: ``cancelled``; a run stopped at its turn cap
+    ``max_turn_requests``, at the model's output limit ``max_tokens``, by the provider's content filter
+    ``refusal``; any other end (done, an error, a budget, failed checks) ``end_turn``, its reason having
+    been sent as a message."""
+    if ended.status == "cancelled":
+        return "cancelled"
+    if ended.status == "stopped":
+        if "maximum of" in ended.reason and "turn" in ended.reason:
+            return "max_turn_requests"
+        if "output token limit" in ended.reason:
+            return "max_tokens"
+        if "stopped its answer (finish reason" in ended.reason:
+            return "refusal"
+    return "end_turn"
+
+
+def plan_entries(items: Sequence[TodoItem]) -> list[schema.PlanEntry]:
+    """The todo list as ACP plan entries, in order (priority ``medium``: the list has none)."""
+    return [helpers.plan_entry(item.content, priority="medium", status=item.status) for item in items]
+
+
+def permission_options(request: ApprovalRequest) -> list[schema.PermissionOption]:
+    """The options of the question, as the LSP front end offers them (``lsp/approver.py``): allow once,
+    allow for this session, always allow only when the policy can write an allow rule for it
+    (``request.always``), reject."""
+    options = [
+        schema.PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once"),
+        schema.PermissionOption(option_id=ALLOW_SESSION, name="Allow for this session", kind="allow_always"),
+    ]
+    if request.always:
+        name = f"Always allow ({request.always_effect}: {', '.join(request.always)})"
+        options.append(schema.PermissionOption(option_id=ALLOW_ALWAYS, name=name, kind="allow_always"))
+    options.append(schema.PermissionOption(option_id=REJECT_ONCE, name="Deny", kind="reject_once"))
+    return options
+
+
+def approval_for(response: schema.RequestPermissionResponse, request: ApprovalRequest) -> Approval:
+    """The ``Approval`` of the client's answer: the option chosen; a cancelled outcome (``session/cancel``),
+    an unknown option, or ``always`` when it was not offered are a deny or once, never more."""
+    outcome = response.outcome
+    if not isinstance(outcome, schema.AllowedOutcome) or outcome.option_id not in _REPLIES:
+        return Approval("deny")
+    reply = _REPLIES[outcome.option_id]
+    if reply == "always" and not request.always:
+        return Approval("once")
+    return Approval(reply)
+
+
+def prompt_text(blocks: Sequence[Any]) -> str:
+    """The task text of a prompt: its text blocks in order; a resource link becomes a line naming it, an
+    embedded text resource a fenced block after its URI (the user's context, data for the model); images,
+    audio and binary resources are left out with a note (the prompt capabilities do not offer them)."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, schema.TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, schema.ResourceContentBlock):
+            parts.append(f"Attached file: {_path_of(block.uri)}")
+        elif isinstance(block, schema.EmbeddedResourceContentBlock):
+            resource = block.resource
+            if isinstance(resource, schema.TextResourceContents):
+                parts.append(f"Attached file: {_path_of(resource.uri)}\n```\n{resource.text}\n```")
+            else:
+                parts.append(f"(attached binary resource {resource.uri} left out)")
+        else:
+            parts.append(f"(attached {getattr(block, 'type', 'content')} left out: only text is read)")
+    return "\n\n".join(part for part in parts if part)
+
+
+def _path_of(uri: str) -> str:
+    return uri.removeprefix("file://")
+
+
+def history_updates(root: Path, messages: Sequence[Message]) -> Iterator[Any]:
+    """The updates that replay a stored history (``session/load``): each user message as a
+    ``user_message_chunk``, each answer as an ``agent_message_chunk``, each tool call as a ``tool_call``
+    completed by the ``tool_call_update`` of its result."""
+    for message in messages:
+        if isinstance(message, UserMessage):
+            yield helpers.update_user_message_text(message.text)
+        elif isinstance(message, AssistantMessage):
+            if message.text:
+                yield helpers.update_agent_message_text(message.text)
+            for call in message.tool_calls:
+                yield tool_call_start(root, call.call_id, call.name, call.arguments)
+        elif isinstance(message, ToolResultMessage):
+            yield tool_call_end(message.call_id, message.is_error, message.content)

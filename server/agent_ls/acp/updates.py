@@ -1,0 +1,142 @@
+"""A run's events as ``session/update`` notifications, sent in order (ACP v1 ``SessionUpdate``).
+
+| event | update |
+|---|---|
+| ``MessageDelta`` text / reasoning | ``agent_message_chunk`` / ``agent_thought_chunk`` |
+| ``ToolCallStarted`` | ``tool_call`` (``in_progress``: title, kind, ``rawInput``, locations) |
+| ``ToolCallFinished`` | ``tool_call_update`` (``completed`` / ``failed``, the output as text content; an
+  ``edit_file`` / ``write_file`` call also the file's whole proposed change as ``diff`` content) |
+| ``TodosChanged`` | ``plan`` |
+| ``UsageReported`` (the run's own calls) | ``usage_update`` (the last request's tokens, the window,
+  the session's cost) |
+| ``ModelRetrying`` | ``agent_thought_chunk`` saying so |
+| ``RunEnded`` not done | ``agent_message_chunk`` with the reason |
+
+The event sink must not block (``core.events.EventSink``): updates are queued and one task sends them;
+``drain`` waits until all were sent (before a prompt's answer, which must come after its updates).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from acp import helpers, schema
+from acp.interfaces import Client
+
+from agent_ls.acp.approver import AcpApprover
+from agent_ls.acp.mapping import parsed_arguments, plan_entries, tool_call_end, tool_call_start
+from agent_ls.core.errors import AgentLsError
+from agent_ls.core.events import (
+    Event,
+    MessageDelta,
+    ModelRetrying,
+    RunEnded,
+    TodosChanged,
+    ToolCallFinished,
+    ToolCallStarted,
+    UsageReported,
+)
+from agent_ls.runtime import Session
+
+log = logging.getLogger(__name__)
+
+EDIT_TOOLS = ("edit_file", "write_file")
+
+
+class UpdateStream:
+    """Sends ``session/update`` notifications of one session in the order they were put."""
+
+    def __init__(self, client: Client, session_id: str) -> None:
+        self._client = client
+        self._session_id = session_id
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._task = asyncio.get_running_loop().create_task(self._pump())
+
+    def send(self, update: Any) -> None:
+        self._queue.put_nowait(update)
+
+    async def drain(self) -> None:
+        await self._queue.join()
+
+    async def close(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    async def _pump(self) -> None:
+        while True:
+            update = await self._queue.get()
+            try:
+                await self._client.session_update(session_id=self._session_id, update=update)
+            except Exception as exc:  # a client gone away: the run goes on, its record is written
+                log.warning("session/update failed: %s", exc)
+            finally:
+                self._queue.task_done()
+
+
+class EventUpdates:
+    """The ``EventSink`` of a prompt's run (module docstring). ``window`` is the model's context window in
+    tokens (for ``usage_update.size``)."""
+
+    def __init__(self, stream: UpdateStream, session: Session, approver: AcpApprover, window: int) -> None:
+        self._stream = stream
+        self._session = session
+        self._approver = approver
+        self.window = window
+        self._calls: dict[str, str] = {}  # call id -> arguments
+
+    def __call__(self, event: Event) -> None:
+        try:
+            self._render(event)
+        except Exception:  # the sink must not raise (core.events.EventSink)
+            log.exception("rendering %s for ACP failed", type(event).__name__)
+
+    def _render(self, event: Event) -> None:
+        send = self._stream.send
+        if isinstance(event, MessageDelta):
+            if event.kind == "reasoning":
+                send(helpers.update_agent_thought_text(event.text))
+            else:
+                send(helpers.update_agent_message_text(event.text))
+        elif isinstance(event, ToolCallStarted):
+            self._approver.call_id = event.call_id
+            self._calls[event.call_id] = event.arguments
+            send(tool_call_start(self._session.root, event.call_id, event.name, event.arguments))
+        elif isinstance(event, ToolCallFinished):
+            self._approver.call_id = ""
+            diff = self._diff(event) if event.name in EDIT_TOOLS and not event.is_error else None
+            send(tool_call_end(event.call_id, event.is_error, event.output, diff))
+        elif isinstance(event, TodosChanged):
+            send(helpers.update_plan(plan_entries(event.items)))
+        elif isinstance(event, UsageReported) and event.role == "main":
+            cost = event.session.cost_usd
+            send(
+                schema.UsageUpdate(
+                    session_update="usage_update",
+                    used=event.usage.input_tokens + event.usage.output_tokens,
+                    size=self.window,
+                    cost=schema.Cost(amount=cost, currency="USD") if cost is not None else None,
+                )
+            )
+        elif isinstance(event, ModelRetrying):
+            send(helpers.update_agent_thought_text(f"\n(retrying the model call: {event.reason})\n"))
+        elif isinstance(event, RunEnded) and event.status != "done" and event.reason:
+            send(helpers.update_agent_message_text(f"\n\nagent-ls: run {event.status}: {event.reason}"))
+
+    def _diff(self, event: ToolCallFinished) -> tuple[str, str | None, str] | None:
+        """(absolute path, the text the agent read or None for a new file, the proposed text) of the file
+        an edit call changed, from the session's proposal."""
+        path = parsed_arguments(self._calls.get(event.call_id, "")).get("path")
+        if not isinstance(path, str):
+            return None
+        try:
+            rel = self._session.overlay.resolve(path)
+        except AgentLsError:
+            return None
+        change = next((c for c in self._session.proposal() if c.path == rel), None)
+        if change is None:
+            return None
+        return str(self._session.root / rel), None if change.is_new else change.base_text, change.new_text

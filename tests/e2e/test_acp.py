@@ -1,0 +1,191 @@
+"""``agent-ls acp`` as an ACP client drives it: a real subprocess, the SDK's client side over its stdio,
+the scripted model server on 127.0.0.1.
+
+A prompt reads the editor's unsaved text (``fs/read_text_file``), edits (``diff`` content on the tool
+call), runs the tests in the shadow copy, asks permission for a command no rule allows, streams its
+updates, and writes through ``fs/write_text_file`` only once the user accepts the apply question."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from acp import schema, text_block
+
+from tests.support import agent_cli
+from tests.support.acp_client import EditorClient, agent_ls_acp, initialized
+from tests.support.model_server import FakeModelServer
+
+PRICE = "def price(amount):\n    return amount * 2\n"
+UNSAVED = "def price(amount):\n    # unsaved in the editor\n    return amount * 2\n"
+EDITED = UNSAVED.replace("amount * 2", "round(amount * 2, 2)")
+TEST = "from price import price\n\n\ndef test_price():\n    assert price(0.1 + 0.2) == 0.6\n"
+EDIT = {
+    "name": "edit_file",
+    "arguments": {
+        "path": "price.py",
+        "old_string": "return amount * 2",
+        "new_string": "return round(amount * 2, 2)",
+    },
+}
+STEPS: list[dict[str, Any]] = [
+    {"tool_calls": [{"name": "read_file", "arguments": {"path": "price.py"}}]},
+    {"tool_calls": [EDIT]},
+    {"tool_calls": [{"name": "bash", "arguments": {"command": "pytest -q test_price.py"}}]},
+    {"tool_calls": [{"name": "bash", "arguments": {"command": "make check"}}]},
+    {"content": "Rounded the price."},
+]
+
+
+def _shop(tmp_path: Path) -> Path:
+    root = tmp_path / "shop"
+    root.mkdir()
+    (root / "price.py").write_text(PRICE)
+    (root / "test_price.py").write_text(TEST)
+    return root
+
+
+def _env(server: FakeModelServer) -> dict[str, str]:
+    env = agent_cli.user_environment(AGENT_LS_BASE_URL=server.base_url, AGENT_LS_MODEL="openai/test")
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # pytest in the shadow
+    return env
+
+
+def _tool_results(request: dict[str, Any]) -> str:
+    return "\n".join(str(m.get("content")) for m in request["messages"] if m.get("role") == "tool")
+
+
+async def _prompt(
+    tmp_path: Path, root: Path, client: EditorClient, *, fs: bool, steps: list[dict[str, Any]]
+) -> tuple[str, FakeModelServer]:
+    with FakeModelServer(steps) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            init = await initialized(conn, fs=fs)
+            assert init.protocol_version == 1 and init.agent_capabilities is not None
+            assert init.agent_capabilities.load_session is True
+            session = await conn.new_session(cwd=str(root), mcp_servers=[])
+            assert session.modes is not None and session.modes.current_mode_id == "default"
+            answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("Round the price")])
+    return answer.stop_reason, server
+
+
+async def test_a_prompt_reads_unsaved_text_edits_tests_asks_and_writes_through_the_editor(
+    tmp_path: Path,
+) -> None:
+    root = _shop(tmp_path)
+    client = EditorClient(buffers={root / "price.py": UNSAVED})
+    reason, server = await _prompt(tmp_path, root, client, fs=True, steps=STEPS)
+    log = (tmp_path / "acp.log").read_text()
+    assert reason == "end_turn", log
+    # The read went through the editor: the model read the unsaved text.
+    assert "# unsaved in the editor" in _tool_results(server.requests[1])
+    assert str(root / "price.py") in client.reads
+    starts = {u.tool_call_id: u for u in client.of_kind("tool_call")}
+    ends = {u.tool_call_id: u for u in client.of_kind("tool_call_update")}
+    kinds = [u.kind for u in starts.values()]
+    assert kinds == ["read", "edit", "execute", "execute"]
+    read = next(u for u in starts.values() if u.kind == "read")
+    assert read.locations[0].path == str(root / "price.py")
+    edit = next(u for u in starts.values() if u.kind == "edit")
+    diff = next(c for c in ends[edit.tool_call_id].content if c.type == "diff")
+    assert (diff.path, diff.old_text, diff.new_text) == (str(root / "price.py"), UNSAVED, EDITED)
+    # The tests ran in the shadow copy, against the proposal: the rounded price passes.
+    pytest_call = next(u for u in starts.values() if "pytest" in u.title)
+    assert "1 passed" in ends[pytest_call.tool_call_id].content[-1].content.text
+    # "make check" matches no rule: asked, with the LSP front end's options; then the apply question.
+    asked, options = client.questions[0]
+    assert "make check" in (asked.title or "")
+    assert [(o.option_id, o.kind) for o in options] == [
+        ("allow_once", "allow_once"),
+        ("allow_session", "allow_always"),
+        ("allow_always", "allow_always"),  # "Always allow" writes the rule "bash: make check"
+        ("reject_once", "reject_once"),
+    ]
+    assert "bash: make check" in options[2].name
+    apply_call, apply_options = client.questions[-1]
+    assert apply_call.title == "Apply the changes to 1 file (+1 −1 lines)?"
+    assert [o.kind for o in apply_options] == ["allow_once", "reject_once"]
+    assert "Rounded the price." in client.message_text()
+    assert "Applied the changes to 1 file." in client.message_text()
+    # Written through the editor after the user accepted; the disk is the editor's to save.
+    assert client.writes == [(str(root / "price.py"), EDITED)]
+    assert (root / "price.py").read_text() == PRICE
+
+
+async def test_nothing_is_written_when_the_user_keeps_the_proposal(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+
+    def keep(tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]) -> str | None:
+        kind = "reject_once" if tool_call.tool_call_id.startswith("apply-") else "allow_once"
+        return next(o.option_id for o in options if o.kind == kind)
+
+    client = EditorClient(buffers={root / "price.py": UNSAVED}, answer=keep)
+    reason, _ = await _prompt(tmp_path, root, client, fs=True, steps=STEPS)
+    assert reason == "end_turn"
+    assert client.writes == []
+    assert "Not applied; the proposal stays pending" in client.message_text()
+    assert (root / "price.py").read_text() == PRICE
+
+
+async def test_a_client_without_fs_gets_the_disk_read_and_a_disk_apply(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    client = EditorClient()
+    reason, server = await _prompt(tmp_path, root, client, fs=False, steps=STEPS)
+    assert reason == "end_turn", (tmp_path / "acp.log").read_text()
+    assert client.reads == [] and client.writes == []
+    assert "# unsaved" not in _tool_results(server.requests[1])
+    assert (root / "price.py").read_text() == PRICE.replace("amount * 2", "round(amount * 2, 2)")
+
+
+async def test_a_denied_command_fails_its_tool_call_and_a_cancel_answers_cancelled(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    client = EditorClient(answer=lambda call, options: None)  # every question answered "cancelled"
+    steps = [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "make check"}}]},
+        {"content": "never read", "delay_s": 60},
+    ]
+    with FakeModelServer(steps) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            session = await conn.new_session(cwd=str(root), mcp_servers=[])
+            sid = session.session_id
+            prompt = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("Check")]))
+            assert await asyncio.to_thread(server.wait_for_requests, 2, 60)
+            await conn.cancel(session_id=sid)
+            answer = await asyncio.wait_for(prompt, 60)
+    assert answer.stop_reason == "cancelled"
+    [end] = [u for u in client.of_kind("tool_call_update") if u.status is not None]
+    assert end.status == "failed"
+    assert client.writes == []
+
+
+async def test_a_session_of_agent_ls_run_loads_with_its_history(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    with FakeModelServer(
+        [{"tool_calls": [EDIT]}, {"content": "Rounded it."}, {"content": "Still rounded."}]
+    ) as server:
+        env = _env(server)
+        done = agent_cli.run(["run", "Round the price", "--workspace", str(root)], cwd=root, env=env)
+        assert done.returncode == 0, done.stderr
+        listed = agent_cli.run(["sessions", "--json", "--workspace", str(root)], cwd=root, env=env)
+        sid = json.loads(listed.stdout)["sessions"][0]["sessionId"]
+        client = EditorClient()
+        async with agent_ls_acp(client, cwd=root, env=env, stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            loaded = await conn.load_session(cwd=str(root), session_id=sid, mcp_servers=[])
+            assert loaded is not None
+            replayed = list(client.updates)
+            answer = await conn.prompt(session_id=sid, prompt=[text_block("Is it still rounded?")])
+    assert answer.stop_reason == "end_turn", (tmp_path / "acp.log").read_text()
+    kinds = [u.session_update for u in replayed]
+    assert kinds[:4] == ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
+    assert "Round the price" in replayed[0].content.text
+    assert replayed[3].content.text == "Rounded it."
+    # The next prompt goes on with the stored history, and its pending proposal is offered for apply.
+    texts = json.dumps(server.requests[-1]["messages"])
+    assert "Round the price" in texts and "Is it still rounded?" in texts
+    assert client.writes == [(str(root / "price.py"), PRICE.replace("amount * 2", "round(amount * 2, 2)"))]
