@@ -110,6 +110,9 @@ async def test_a_prompt_reads_unsaved_text_edits_tests_asks_and_writes_through_t
     assert apply_call.title == "Apply the changes to 1 file (+1 −1 lines)?"
     assert [o.kind for o in apply_options] == ["allow_once", "reject_once"]
     assert "Rounded the price." in client.message_text()
+    assert client.of_kind("usage_update")[-1].size > 0
+    [commands] = client.of_kind("available_commands_update")
+    assert {"code-review", "context", "compact"} <= {c.name for c in commands.available_commands}
     assert "Applied the changes to 1 file." in client.message_text()
     # Written through the editor after the user accepted; the disk is the editor's to save.
     assert client.writes == [(str(root / "price.py"), EDITED)]
@@ -189,3 +192,32 @@ async def test_a_session_of_agent_ls_run_loads_with_its_history(tmp_path: Path) 
     texts = json.dumps(server.requests[-1]["messages"])
     assert "Round the price" in texts and "Is it still rounded?" in texts
     assert client.writes == [(str(root / "price.py"), PRICE.replace("amount * 2", "round(amount * 2, 2)"))]
+
+
+async def test_plan_mode_runs_read_only_and_offers_no_apply(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    client = EditorClient()
+    plan = {
+        "name": "submit_plan",
+        "arguments": {
+            "summary": "Round the price",
+            "files": ["price.py"],
+            "steps": ["Round in price()"],
+            "checks": ["pytest -q"],
+            "risks": [],
+        },
+    }
+    steps = [{"tool_calls": [EDIT]}, {"tool_calls": [plan]}]
+    with FakeModelServer(steps) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            session = await conn.new_session(cwd=str(root), mcp_servers=[])
+            assert session.modes is not None
+            assert [m.id for m in session.modes.available_modes] == ["default", "plan"]
+            await conn.set_session_mode(session_id=session.session_id, mode_id="plan")
+            answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("Plan it")])
+    assert answer.stop_reason == "end_turn", (tmp_path / "acp.log").read_text()
+    edit_end = client.of_kind("tool_call_update")[0]
+    assert edit_end.status == "failed"  # plan mode: the policy refuses edits
+    assert client.questions == [] and client.writes == []
+    assert "Round in price()" in client.message_text()

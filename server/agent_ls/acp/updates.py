@@ -10,7 +10,7 @@
 | ``UsageReported`` (the run's own calls) | ``usage_update`` (the last request's tokens, the window,
   the session's cost) |
 | ``ModelRetrying`` | ``agent_thought_chunk`` saying so |
-| ``RunEnded`` not done | ``agent_message_chunk`` with the reason |
+| ``RunEnded`` | a plan run's plan, and the reason of a run not done, as ``agent_message_chunk`` |
 
 The event sink must not block (``core.events.EventSink``): updates are queued and one task sends them;
 ``drain`` waits until all were sent (before a prompt's answer, which must come after its updates).
@@ -44,6 +44,7 @@ from agent_ls.runtime import Session
 log = logging.getLogger(__name__)
 
 EDIT_TOOLS = ("edit_file", "write_file")
+PLAN_NEXT = "Implement it: switch to the Default mode and say go; revise it: a new prompt in Plan mode."
 
 
 class UpdateStream:
@@ -123,8 +124,11 @@ class EventUpdates:
             )
         elif isinstance(event, ModelRetrying):
             send(helpers.update_agent_thought_text(f"\n(retrying the model call: {event.reason})\n"))
-        elif isinstance(event, RunEnded) and event.status != "done" and event.reason:
-            send(helpers.update_agent_message_text(f"\n\nagent-ls: run {event.status}: {event.reason}"))
+        elif isinstance(event, RunEnded):
+            if event.plan is not None:  # a plan run's plan, for the user to approve (docs/modes.md)
+                send(helpers.update_agent_message_text(f"\n\n{event.plan.markdown()}\n\n{PLAN_NEXT}"))
+            if event.status != "done" and event.reason:
+                send(helpers.update_agent_message_text(f"\n\nagent-ls: run {event.status}: {event.reason}"))
 
     def _diff(self, event: ToolCallFinished) -> tuple[str, str | None, str] | None:
         """(absolute path, the text the agent read or None for a new file, the proposed text) of the file
