@@ -221,3 +221,22 @@ async def test_plan_mode_runs_read_only_and_offers_no_apply(tmp_path: Path) -> N
     assert edit_end.status == "failed"  # plan mode: the policy refuses edits
     assert client.questions == [] and client.writes == []
     assert "Round in price()" in client.message_text()
+
+
+async def test_a_file_the_user_changed_after_the_agent_read_it_is_not_written(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    client = EditorClient(buffers={root / "price.py": UNSAVED})
+
+    def type_then_accept(
+        tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]
+    ) -> str | None:
+        if "make check" in (tool_call.title or ""):  # the user types while the agent works
+            client.buffers[root / "price.py"] = UNSAVED + "# typed meanwhile\n"
+        return next(o.option_id for o in options if o.kind == "allow_once")
+
+    client.answer = type_then_accept
+    reason, _ = await _prompt(tmp_path, root, client, fs=True, steps=STEPS)
+    assert reason == "end_turn"
+    assert client.writes == []
+    assert "price.py changed since the agent read it" in client.message_text()
+    assert "the proposal stays pending" in client.message_text()
