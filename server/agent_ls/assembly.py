@@ -69,6 +69,7 @@ from agent_ls.workspace.shell_runner import ShellRunner
 
 if TYPE_CHECKING:  # imported at run time only by an editor's session (start-up of agent-ls run)
     from agent_ls.core.problems import ProblemSource
+    from agent_ls.mcp_client.config import ServerConfig
     from agent_ls.mcp_client.hub import McpHub
     from agent_ls.mcp_client.hubs import McpHubs
 
@@ -264,17 +265,24 @@ def mcp_hub_for(
     environ: Mapping[str, str],
     hubs: McpHubs | None = None,
     disabled: Sequence[str] = (),
+    given: Sequence[ServerConfig] = (),
 ) -> McpHub | None:
     """The MCP hub of ``root`` (``mcp_client.hub``): the user's ``mcp.json`` and the workspace's
     ``.mcp.json`` under ``config``'s ``[mcp]`` and trust; None when no server is configured (the SDK is then
     never imported). ``environ`` locates the state dir (``AGENT_LS_STATE_DIR``) where approvals are kept;
     ``env`` expands the entries' variables. With ``hubs`` (a front end's, called on its event loop), the
     hub it keeps for that configuration; else a new one the caller closes. ``disabled``: more server names
-    not to start (the editor's ``agentLs.mcp.disabled``). Reads two small files; starts nothing."""
+    not to start (the editor's ``agentLs.mcp.disabled``). ``given``: servers the editor gave for this
+    session (ACP ``session/new`` ``mcpServers``), scope ``user`` (the user's own, as their mcp.json's), in
+    place of configured ones of the same name. Reads two small files; starts nothing."""
     from agent_ls.mcp_client.config import load_servers
 
     user_dir = config.user_file.parent if config.user_file is not None else None
     servers = load_servers(root, user_dir, frozenset([*(config.mcp.disabled or ()), *disabled]))
+    if given:
+        names = {server.name for server in given}
+        kept = tuple(server for server in servers.servers if server.name not in names)
+        servers = replace(servers, servers=(*given, *kept))
     if not servers.servers:
         return None
     from agent_ls.mcp_client.hub import ApprovalStore, HubSettings, McpHub

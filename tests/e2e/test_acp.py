@@ -18,6 +18,7 @@ from acp import schema, text_block
 
 from tests.support import agent_cli
 from tests.support.acp_client import EditorClient, agent_ls_acp, initialized
+from tests.support.mcp_servers import probe_entry, starts
 from tests.support.model_server import FakeModelServer
 
 PRICE = "def price(amount):\n    return amount * 2\n"
@@ -240,3 +241,25 @@ async def test_a_file_the_user_changed_after_the_agent_read_it_is_not_written(tm
     assert client.writes == []
     assert "price.py changed since the agent read it" in client.message_text()
     assert "the proposal stays pending" in client.message_text()
+
+
+async def test_the_clients_mcp_servers_are_the_sessions(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    marker = tmp_path / "probe.marker"
+    entry = probe_entry(marker)
+    probe = schema.McpServerStdio(name="probe", command=entry["command"], args=entry["args"], env=[])
+    echo = {"name": "mcp__probe__echo", "arguments": {"text": "said over ACP"}}
+    client = EditorClient()
+    with FakeModelServer([{"tool_calls": [echo]}, {"content": "Echoed."}]) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            session = await conn.new_session(cwd=str(root), mcp_servers=[probe])
+            answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("Echo")])
+    log = (tmp_path / "acp.log").read_text()
+    assert answer.stop_reason == "end_turn", log
+    assert starts(marker) == 1  # the editor's server is the user's own: started without a question
+    [start] = client.of_kind("tool_call")
+    assert (start.kind, start.title) == ("other", "mcp__probe__echo")
+    [(asked, _)] = client.questions  # the one question is the policy's about the call, as for any MCP tool
+    assert asked.tool_call_id == start.tool_call_id
+    assert "said over ACP" in _tool_results(server.requests[1])

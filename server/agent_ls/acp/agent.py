@@ -19,7 +19,7 @@ import functools
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import PROTOCOL_VERSION, RequestError, helpers, schema
 from acp.interfaces import Client
@@ -29,8 +29,9 @@ from agent_ls.acp.apply_offer import ClientFs, offer_apply
 from agent_ls.acp.approver import AcpApprover
 from agent_ls.acp.client_files import ClientBuffers, PrefetchingModel
 from agent_ls.acp.mapping import history_updates, plan_entries, prompt_text, stop_reason
+from agent_ls.acp.mcp_servers import server_configs
 from agent_ls.acp.updates import EventUpdates, UpdateStream
-from agent_ls.assembly import assemble_session
+from agent_ls.assembly import assemble_session, mcp_hub_for
 from agent_ls.config import load_config
 from agent_ls.core.context import Focus
 from agent_ls.core.errors import AgentLsError
@@ -47,6 +48,9 @@ from agent_ls.sessions.saved import SavedSession
 from agent_ls.sessions.store import SessionFormatError, SessionNotFound, SessionStore
 from agent_ls.settings import EnvSnapshot, process_environ
 from agent_ls.workspace.apply import recover_interrupted_apply
+
+if TYPE_CHECKING:
+    from agent_ls.mcp_client.hub import McpHub
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +81,9 @@ class AcpSession:
     approver: AcpApprover
     buffers: ClientBuffers
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)
-    """The client's ``mcpServers`` of ``session/new``, as sent (stored; not started: docs/acp.md)."""
+    """The client's ``mcpServers`` of ``session/new`` (or ``session/load``), as sent."""
+    hub: McpHub | None = None
+    """The session's MCP hub when the client gave servers (this front end closes it), else None."""
     mode: RunMode = "default"
     task: asyncio.Task[schema.StopReason] | None = None
     applies: int = 0
@@ -113,6 +119,7 @@ class AcpAgent:
                 prompt_capabilities=schema.PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
+                mcp_capabilities=schema.McpCapabilities(http=True, sse=False),
             ),
             agent_info=schema.Implementation(name="agent-ls", title="agent-ls", version=__version__),
             auth_methods=[],
@@ -204,6 +211,8 @@ class AcpAgent:
                 entry.task.cancel()
             entry.session.close()
             await entry.session.close_mcp()
+            if entry.hub is not None:
+                await entry.hub.aclose()
             entry.recorder.log.close()
             await entry.stream.close()
         self._sessions.clear()
@@ -279,6 +288,8 @@ class AcpAgent:
         buffers = ClientBuffers()
         session_id = saved.session_id if saved is not None else None
         approver = AcpApprover(client, session_id or "")
+        given = server_configs(mcp_servers or [])
+        hub = mcp_hub_for(root, config, env, process_environ(), given=given) if given else None
         session = await asyncio.to_thread(
             functools.partial(
                 assemble_session,
@@ -290,6 +301,7 @@ class AcpAgent:
                 model=model,
                 buffers=buffers,
                 session_id=session_id,
+                mcp_hub=hub,
             )
         )
         approver.session_id = session.session_id
@@ -298,7 +310,7 @@ class AcpAgent:
         for note in notes:
             log.warning("agent-ls: session %s: proposed files %s", session.session_id, note)
         servers = [server.model_dump(mode="json", by_alias=True) for server in mcp_servers or []]
-        entry = AcpSession(session, recorder, stream, approver, buffers, mcp_servers=servers)
+        entry = AcpSession(session, recorder, stream, approver, buffers, mcp_servers=servers, hub=hub)
         self._sessions[session.session_id] = entry
         return entry
 
