@@ -50,10 +50,29 @@ def _shop(tmp_path: Path) -> Path:
     return root
 
 
+KEY = "sk-acp-e2e-key-that-must-stay-home-0123456789"
+
+
 def _env(server: FakeModelServer) -> dict[str, str]:
-    env = agent_cli.user_environment(AGENT_LS_BASE_URL=server.base_url, AGENT_LS_MODEL="openai/test")
+    env = agent_cli.user_environment(
+        AGENT_LS_BASE_URL=server.base_url, AGENT_LS_MODEL="openai/test", OPENAI_API_KEY=KEY
+    )
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # pytest in the shadow
     return env
+
+
+def _session_files() -> list[str]:
+    """The text of every session file in the store (tests/conftest.py's ``AGENT_LS_STATE_DIR``)."""
+    return [path.read_text() for path in Path(os.environ["AGENT_LS_STATE_DIR"]).rglob("*.jsonl")]
+
+
+def _records(root: Path) -> list[dict[str, Any]]:
+    """The records of the one stored session of ``root``."""
+    for path in Path(os.environ["AGENT_LS_STATE_DIR"]).rglob("*.jsonl"):
+        lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        if lines and lines[0].get("workspace") == str(root):
+            return lines
+    raise AssertionError(f"no session file of {root}")
 
 
 def _tool_results(request: dict[str, Any]) -> str:
@@ -118,6 +137,16 @@ async def test_a_prompt_reads_unsaved_text_edits_tests_asks_and_writes_through_t
     # Written through the editor after the user accepted; the disk is the editor's to save.
     assert client.writes == [(str(root / "price.py"), EDITED)]
     assert (root / "price.py").read_text() == PRICE
+    # The key went to the model server only: not to the editor, the log, the shell or the session file.
+    assert server.request_headers[0]["authorization"] == f"Bearer {KEY}"
+    assert KEY not in log and KEY not in repr(client.updates) and KEY not in repr(client.questions)
+    stored = _session_files()
+    assert stored and not any(KEY in text for text in stored)
+    # The session file records the run and the apply, as agent-ls run --apply does.
+    kinds = [
+        (r["kind"], r.get("applied")) for r in _records(root) if r["kind"] in ("apply", "proposal_cleared")
+    ]
+    assert kinds == [("apply", True), ("proposal_cleared", None)]
 
 
 async def test_nothing_is_written_when_the_user_keeps_the_proposal(tmp_path: Path) -> None:
@@ -133,6 +162,7 @@ async def test_nothing_is_written_when_the_user_keeps_the_proposal(tmp_path: Pat
     assert client.writes == []
     assert "Not applied; the proposal stays pending" in client.message_text()
     assert (root / "price.py").read_text() == PRICE
+    assert not [r for r in _records(root) if r["kind"] in ("apply", "proposal_cleared")]
 
 
 async def test_a_client_without_fs_gets_the_disk_read_and_a_disk_apply(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from agent_ls.acp.mapping import (
     tool_kind,
     tool_title,
 )
+from agent_ls.acp.mcp_servers import server_configs, server_name
 from agent_ls.core.events import RunEnded
 from agent_ls.core.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 from agent_ls.core.ports import Approval, ApprovalRequest
@@ -188,3 +189,29 @@ async def test_the_approver_names_the_running_call_and_denies_on_an_error() -> N
     assert "make build" in params["tool_call"].title
     failing = AcpApprover(_Client(ConnectionError("gone")), "s1")  # type: ignore[arg-type]
     assert await failing.ask(ASK) == Approval("deny")
+
+
+def test_the_editors_mcp_servers_become_user_servers() -> None:
+    stdio = schema.McpServerStdio(
+        name="my tools__v2", command="node", args=["srv.js"], env=[schema.EnvVariable(name="A", value="1")]
+    )
+    http = schema.HttpMcpServer(
+        type="http", name="web", url="https://h/mcp", headers=[schema.HttpHeader(name="X", value="y")]
+    )
+    sse = schema.SseMcpServer(type="sse", name="old", url="https://h/sse", headers=[])
+    first, second = server_configs([stdio, http, sse])
+    assert (first.name, first.scope, first.transport, first.command, first.args, dict(first.env)) == (
+        "my-tools_v2",
+        "user",
+        "stdio",
+        "node",
+        ("srv.js",),
+        {"A": "1"},
+    )
+    assert (second.name, second.transport, second.url, dict(second.headers)) == (
+        "web",
+        "http",
+        "https://h/mcp",
+        {"X": "y"},
+    )
+    assert server_name("x" * 50) == "x" * 40
