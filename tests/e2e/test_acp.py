@@ -293,3 +293,27 @@ async def test_the_clients_mcp_servers_are_the_sessions(tmp_path: Path) -> None:
     [(asked, _)] = client.questions  # the one question is the policy's about the call, as for any MCP tool
     assert asked.tool_call_id == start.tool_call_id
     assert "said over ACP" in _tool_results(server.requests[1])
+
+
+async def test_context_answers_with_its_report_and_asks_no_apply(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+
+    def keep(tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]) -> str | None:
+        return next(o.option_id for o in options if o.kind == "reject_once")
+
+    client = EditorClient(answer=keep)
+    with FakeModelServer([{"tool_calls": [EDIT]}, {"content": "Rounded."}]) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            sid = (await conn.new_session(cwd=str(root), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("Round the price")])
+            asked = len(client.questions)  # the apply question, answered Keep
+            before = len(client.updates)
+            answer = await conn.prompt(session_id=sid, prompt=[text_block("/context")])
+    assert answer.stop_reason == "end_turn"
+    assert asked == 1 and len(client.questions) == 1  # the proposal is pending, yet /context asks nothing
+    report = "".join(
+        u.content.text for u in client.updates[before:] if u.session_update == "agent_message_chunk"
+    )
+    assert "Context: ~" in report
+    assert len(server.requests) == 2  # no model call for /context

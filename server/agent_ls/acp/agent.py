@@ -40,13 +40,14 @@ from agent_ls.core.plan import RunMode
 from agent_ls.core.ports import ModelClient
 from agent_ls.instructions.agent_context import DEFAULT_CONTEXT_WINDOW
 from agent_ls.models.request_body import context_window_of
-from agent_ls.runtime import Session
+from agent_ls.runtime import CONTEXT_COMMAND, Session
 from agent_ls.sessions.continuation import find_saved, recorded_model, start_recording
 from agent_ls.sessions.resume import SessionRecorder
 from agent_ls.sessions.run_lock import RunLock, SessionBusy
 from agent_ls.sessions.saved import SavedSession
 from agent_ls.sessions.store import SessionFormatError, SessionNotFound, SessionStore
 from agent_ls.settings import EnvSnapshot, process_environ
+from agent_ls.slash_commands import COMPACT_COMMAND
 from agent_ls.workspace.apply import recover_interrupted_apply
 
 if TYPE_CHECKING:
@@ -229,7 +230,12 @@ class AcpAgent:
                 open_model=functools.partial(self._open_model, entry, updates),
                 mode=entry.mode,
             )
-            if ended.status == "done" and ended.mode == "default" and not ended.not_verified:
+            if (
+                ended.status == "done"
+                and ended.mode == "default"
+                and not ended.not_verified
+                and not _asks(task)
+            ):
                 entry.applies += 1
                 client = self._connected()
                 message = await offer_apply(
@@ -348,6 +354,11 @@ def _root(cwd: str) -> Path:
     if not path.is_dir():
         raise RequestError.invalid_params({"details": f"cwd is not a directory: {cwd}"})
     return path.resolve()
+
+
+def _asks(task: str) -> bool:
+    """True for a task that only asks about the session (``/context``, ``/compact``): no apply question."""
+    return task.split(maxsplit=1)[:1] in ([CONTEXT_COMMAND], [COMPACT_COMMAND])
 
 
 def _modes(current: RunMode) -> schema.SessionModeState:

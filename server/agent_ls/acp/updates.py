@@ -10,7 +10,8 @@
 | ``UsageReported`` (the run's own calls) | ``usage_update`` (the last request's tokens, the window,
   the session's cost) |
 | ``ModelRetrying`` | ``agent_thought_chunk`` saying so |
-| ``RunEnded`` | a plan run's plan, and the reason of a run not done, as ``agent_message_chunk`` |
+| ``RunEnded`` | an answer not streamed (``/context``, ``/compact``), a plan run's plan, and the reason
+  of a run not done, as ``agent_message_chunk`` |
 
 The event sink must not block (``core.events.EventSink``): updates are queued and one task sends them;
 ``drain`` waits until all were sent (before a prompt's answer, which must come after its updates).
@@ -88,6 +89,7 @@ class EventUpdates:
         self._approver = approver
         self.window = window
         self._calls: dict[str, str] = {}  # call id -> arguments
+        self._streamed = False  # the answer came as deltas (a /context or /compact answer does not)
 
     def __call__(self, event: Event) -> None:
         try:
@@ -101,6 +103,7 @@ class EventUpdates:
             if event.kind == "reasoning":
                 send(helpers.update_agent_thought_text(event.text))
             else:
+                self._streamed = True
                 send(helpers.update_agent_message_text(event.text))
         elif isinstance(event, ToolCallStarted):
             self._approver.call_id = event.call_id
@@ -125,6 +128,8 @@ class EventUpdates:
         elif isinstance(event, ModelRetrying):
             send(helpers.update_agent_thought_text(f"\n(retrying the model call: {event.reason})\n"))
         elif isinstance(event, RunEnded):
+            if event.answer and not self._streamed:  # an answer with no model call (/context, /compact)
+                send(helpers.update_agent_message_text(event.answer))
             if event.plan is not None:  # a plan run's plan, for the user to approve (docs/modes.md)
                 send(helpers.update_agent_message_text(f"\n\n{event.plan.markdown()}\n\n{PLAN_NEXT}"))
             if event.status != "done" and event.reason:
