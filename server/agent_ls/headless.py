@@ -46,7 +46,7 @@ from agent_ls.instructions.agent_context import marker_above
 from agent_ls.policy.apply_check import edit_refusal
 from agent_ls.runtime import CONTEXT_COMMAND, Session
 from agent_ls.sessions.continuation import find_saved, recorded_model, start_recording
-from agent_ls.sessions.exchanges import ExchangeWriter, save_recording
+from agent_ls.sessions.exchanges import ExchangeWriter, record_target_problem, save_recording
 from agent_ls.sessions.pending import record_rebase
 from agent_ls.sessions.run_lock import RunLock, SessionBusy
 from agent_ls.sessions.saved import SavedSession
@@ -227,7 +227,9 @@ async def run_headless(
     attached to the task (docs/mcp.md); the run's MCP servers are stopped when it ends.
     ``record`` (``--record FILE``): every model call is written whole to the session file (``exchange``
     records, ``sessions.exchanges``), and the file is copied to ``record`` when the run ends: a fixture
-    that ``replay:<FILE>`` replays, redacted like every session file.
+    that ``replay:<FILE>`` replays, redacted like every session file. A target that is a link, not a
+    regular file, or inside the workspace is refused before the run (exit 2); a copy that fails makes a
+    run that was done exit 1.
     ``mode`` ``plan`` (``--plan``): read-only tools, edits refused by the policy, the run ends with a plan
     (printed as the answer, then ``PLAN_NEXT``); the session's next default run implements it.
     """
@@ -241,6 +243,9 @@ async def run_headless(
         print(f"agent-ls: {diagnostic}", file=sys.stderr)
     telemetry = Telemetry(process_environ())  # AGENT_LS_OTEL=1: spans over OTLP (docs/telemetry.md)
     if (problem := telemetry.open()) is not None:
+        print(f"agent-ls: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    if record is not None and (problem := record_target_problem(record, root)) is not None:
         print(f"agent-ls: {problem}", file=sys.stderr)
         return EXIT_USAGE
     store = SessionStore.from_environ(process_environ())
@@ -294,12 +299,19 @@ async def run_headless(
         print(f"agent-ls: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return await _run_locked(
+        code = await _run_locked(
             session, store, saved, task, focus, client, apply, mode, checks, resources, record, telemetry
         )
     finally:
         lock.release()
         telemetry.shutdown()  # the queued spans are sent before the process ends
+    if record is not None and code != EXIT_OUTPUT_CLOSED:  # the session file as closed, apply included
+        stored = store.path(root, session.session_id)
+        saved_it, line = save_recording(stored, record) if stored.is_file() else (False, "nothing to record")
+        print(f"agent-ls: {line}", file=sys.stderr)
+        if not saved_it and code == 0:
+            return 1
+    return code
 
 
 async def _run_locked(
@@ -361,8 +373,6 @@ async def _run_locked(
     recorder.log.flush()
     if recorder.log.path.is_file():  # not for a run that stored nothing (/context, /compact of nothing)
         print(f"agent-ls: session {sid} (go on with --continue, or --session {sid})", file=sys.stderr)
-        if record is not None:
-            print(f"agent-ls: {save_recording(recorder.log.path, record)}", file=sys.stderr)
     changes = session.proposal()
     for change in changes:
         diff = unified_diff(change)

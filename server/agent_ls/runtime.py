@@ -361,6 +361,8 @@ class Session:
             emit(ended)
             self.last_run = ended
             return ended
+        if self.record_exchange is not None:  # a /compact's summary call is recorded too
+            model = RecordingModel(model, self.record_exchange)
         if task.split(maxsplit=1)[:1] == [COMPACT_COMMAND]:
             try:
                 ended = await answer_compact(self, task, model, emit, usage_before)
@@ -368,8 +370,6 @@ class Session:
                 await model.aclose()
             self.last_run = ended
             return ended
-        if self.record_exchange is not None:
-            model = RecordingModel(model, self.record_exchange)
         if self.show_request is not None:
             model = ObservedModel(model, self.show_request)
         # What entered the context is announced after RunStarted, before the first model call.

@@ -43,13 +43,13 @@ def isolated_environment(temp: Path) -> dict[str, str]:
 
 
 def run_case(
-    case: Path, workspace: Path, env: dict[str, str], model: str, *extra: str
+    case: Path, workspace: Path, env: dict[str, str], model: str, *extra: str, task: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``agent-ls run`` of ``case``'s task in ``workspace`` (a copy of its ``repo/``) with ``model``."""
+    """``agent-ls run`` of ``case``'s task (or ``task``) in ``workspace`` (a copy of its ``repo/``)."""
     spec = tomllib.loads((case / "task.toml").read_text(encoding="utf-8"))
     args = ["--model", model, "--workspace", str(workspace), "--yes", "--max-turns", str(spec["max_turns"])]
     return subprocess.run(
-        [sys.executable, "-m", "agent_ls", "run", *args, *extra, spec["prompt"]],
+        [sys.executable, "-m", "agent_ls", "run", *args, *extra, task or spec["prompt"]],
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,

@@ -182,3 +182,95 @@ def test_the_committed_recordings_hold_no_key_shaped_text() -> None:
     for name in NAMES:
         text = (CASES / name / "session.jsonl").read_text(encoding="utf-8")
         assert Redactor().text(text) == text, name
+
+
+def test_a_recorded_compaction_and_follow_ups_replay_run_by_run(tmp_path: Path) -> None:
+    """``--record`` over three runs of one session (a task, ``/compact``, a follow-up): the summary call
+    is recorded too, and each run replays with ``--continue`` in a fresh copy."""
+    case = CASES / "demo-mean-bug"
+    runs = [
+        (
+            "Find the bug in mean",
+            [{"tool_calls": [{"name": "read_file", "arguments": {"path": "stats.py"}}]}],
+        ),
+        ("/compact the bug", [{"content": "Summary: mean() in stats.py divides by len(values) - 1."}]),
+        ("what was it?", [{"content": "mean() divides by len(values) - 1."}]),
+    ]
+    runs[0][1].append({"content": "mean() divides by len(values) - 1 instead of len(values)."})
+    fixture = tmp_path / "three-runs.jsonl"
+    recording = _copy(case, tmp_path / "recording")
+    env = isolated_environment(tmp_path / "recording")
+    for number, (task, steps) in enumerate(runs):
+        script = tmp_path / f"run{number}.json"
+        script.write_text(json.dumps(steps), encoding="utf-8")
+        extra = ["--continue"] if number else []
+        done = run_case(case, recording, env, f"replay:{script}", *extra, "--record", str(fixture), task=task)
+        assert done.returncode == 0, done.stderr
+    text = fixture.read_text(encoding="utf-8")
+    assert text.count('"kind":"exchange"') == 4 and "You write handoff summaries" in text
+    replaying = _copy(case, tmp_path / "replaying")
+    env = isolated_environment(tmp_path / "replaying")
+    for number, (task, _) in enumerate(runs):
+        extra = ["--continue"] if number else []
+        done = run_case(case, replaying, env, f"replay:{fixture}", *extra, task=task)
+        assert done.returncode == 0, f"run {number + 1}: {done.stderr}"
+    assert "mean() divides by len(values) - 1." in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("link", "a symbolic link"),
+        ("folder", "not a regular file"),
+        ("inside", "inside the workspace"),
+    ],
+)
+def test_record_refuses_a_target_it_must_not_write_through(tmp_path: Path, target: str, said: str) -> None:
+    case = CASES / "mixed-eol-edit"
+    workspace = _copy(case, tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    chosen = {
+        "link": tmp_path / "fix.jsonl",
+        "folder": tmp_path / "folder.jsonl",
+        "inside": workspace / "f.jsonl",
+    }
+    path = chosen[target]
+    if target == "link":
+        path.symlink_to(victim)
+    elif target == "folder":
+        path.mkdir()
+    done = run_case(
+        case,
+        workspace,
+        isolated_environment(tmp_path),
+        f"replay:{case / 'script.json'}",
+        "--record",
+        str(path),
+    )
+    assert done.returncode == 2 and said in done.stderr
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+    assert not (tmp_path / "state" / "sessions").exists(), "refused before the run"
+
+
+def test_a_saved_recording_is_private_and_written_through_a_new_file(tmp_path: Path) -> None:
+    """A planted ``.NAME.partial`` link is never followed: the copy goes to a new temporary file."""
+    case = CASES / "mixed-eol-edit"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".fix.jsonl.partial").symlink_to(victim)
+    done = run_case(
+        case,
+        _copy(case, tmp_path),
+        isolated_environment(tmp_path),
+        f"replay:{case / 'script.json'}",
+        "--record",
+        str(out / "fix.jsonl"),
+    )
+    assert done.returncode == 0, done.stderr
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+    fixture = out / "fix.jsonl"
+    assert not fixture.is_symlink() and (fixture.stat().st_mode & 0o777) == 0o600
+    assert sorted(p.name for p in out.iterdir()) == [".fix.jsonl.partial", "fix.jsonl"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_ls.core.errors import ModelError, ReplayMismatch, ScriptExhausted
+from agent_ls.core.errors import ConfigError, ModelError, ReplayMismatch, ScriptExhausted
 from agent_ls.core.events import Event
 from agent_ls.core.messages import (
     AssistantMessage,
@@ -205,3 +205,79 @@ def test_exchange_writer_never_sees_a_cancelled_call(tmp_path: Path) -> None:
 
     asyncio.run(cancelled())
     assert seen == []
+
+
+@pytest.mark.parametrize(
+    ("recorded", "now"),
+    [
+        ('REDACTED = "[redacted]"', 'REDACTED = "***"'),
+        ("each is replaced by `[redacted]`.", "each is replaced by `<secret>`."),
+        ("token=[redacted]&mode=safe", "token=abc&mode=unsafe&mode=safe"),
+        ("timeout: 30s", "timeout: 300s"),
+        ("wrote /tmp/good.txt", "wrote /tmp/evil.txt"),
+        ("Use key [redacted] and x", "Use key COMPLETELY DIFFERENT and x"),
+    ],
+)
+def test_real_differences_are_not_taken_for_noise(recorded: str, now: str) -> None:
+    normalize = Normalizer([ROOT])
+    before = normalize.messages([{"role": "user", "text": recorded}])
+    after = normalize.messages([{"role": "user", "text": now}])
+    assert first_difference(before, after) is not None
+
+
+def test_many_redacted_keys_against_a_long_text_take_linear_time() -> None:
+    """The old ``\\S+?`` wildcard took 28 s here; a possessive key run fails at once."""
+    recorded = "keys=" + ",".join(["[redacted]"] * 6) + ";\nend"
+    now = "keys=" + ",".join([f"h{i}" for i in range(5000)]) + ";\nend"
+    assert first_difference([{"role": "user", "text": recorded}], [{"role": "user", "text": now}]) is not None
+    assert first_difference(
+        [{"role": "user", "text": "x" + "[redacted]x" * 3 + "y"}], [{"role": "user", "text": "x" * 5000}]
+    )
+
+
+def test_installed_packages_paths_are_one_place_wherever_the_venv_is() -> None:
+    normalize = Normalizer([ROOT])
+    one = normalize.text(
+        "/work/main/.venv/lib/python3.11/site-packages/pytest_asyncio/plugin.py:217: Warning"
+    )
+    two = normalize.text(
+        "/tmp/ci-check/.venv/lib/python3.11/site-packages/pytest_asyncio/plugin.py:217: Warning"
+    )
+    assert one == two == "<site-packages>/pytest_asyncio/plugin.py:217: Warning"
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"keep": -3}, "keep -3 is not a count"),
+        ({"keep": True}, "keep True is not a count"),
+        ({"messages": "x"}, "messages is not a list"),
+        ({"response": {"role": "user", "text": "hi"}}, "response has the role 'user', not assistant"),
+        ({"response": {"role": "assistant", "text": "", "toolCalls": "x"}}, "exchange 2 is malformed"),
+        ({"usage": {"inputTokens": "many"}}, "exchange 2 is malformed"),
+    ],
+)
+def test_a_malformed_exchange_is_refused_when_opened(
+    tmp_path: Path, change: dict[str, object], said: str
+) -> None:
+    import json
+
+    path = _record(tmp_path / "s.jsonl", _conversation(), _answers())
+    lines = path.read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    records[-2 if records[-1]["kind"] != "exchange" else -1].update(change)
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=said):
+        SessionReplayModel(str(path), Path(ROOT))
+
+
+def test_the_first_difference_is_raised_again_at_every_later_call(tmp_path: Path) -> None:
+    """A subagent's request that differs becomes its tool's error; the run's next call must still end
+    the run with that first difference, not a later one."""
+    path = _record(tmp_path / "s.jsonl", _conversation(), _answers())
+    replay = SessionReplayModel(str(path), Path(ROOT))
+    with pytest.raises(ReplayMismatch) as first:
+        asyncio.run(replay.complete([SystemMessage("other")], TOOLS, _drop))
+    with pytest.raises(ReplayMismatch) as again:
+        asyncio.run(replay.complete(_conversation()[1], TOOLS, _drop))
+    assert str(again.value) == str(first.value) and "request 1 (run 1)" in str(first.value)

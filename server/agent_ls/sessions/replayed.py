@@ -21,12 +21,12 @@ from typing import Any
 
 from agent_ls.core.errors import ConfigError, ModelError, ReplayMismatch, ScriptExhausted
 from agent_ls.core.events import EventSink, MessageDelta
-from agent_ls.core.messages import AssistantMessage, Message, ModelResponse, RequestSent, ToolSpec
+from agent_ls.core.messages import Message, ModelResponse, RequestSent, ToolSpec
 from agent_ls.models.base import estimate_usage
 from agent_ls.models.openai_chat import chat_request_body
 from agent_ls.models.replay import MAX_SCRIPT_BYTES, read_regular
 from agent_ls.sessions.exchanges import RecordedCall, recorded_calls, tool_json
-from agent_ls.sessions.records import message_from, message_json, usage_from
+from agent_ls.sessions.records import message_json
 from agent_ls.sessions.redaction import Redactor
 from agent_ls.sessions.request_diff import Normalizer, first_difference, tools_difference
 from agent_ls.sessions.store import SessionFormatError, parse_lines
@@ -39,7 +39,8 @@ class SessionReplayModel:
         path: the session file (``.jsonl``), relative to the current directory unless absolute; read once,
             here (a regular file of at most ``models.replay.MAX_SCRIPT_BYTES``).
         root: the current workspace root (ignored in comparisons, like the recorded one).
-        redactor: what the session log would redact now, applied to the current request before comparing.
+        redactor: unused, kept for the opener's signature: the current request is compared unredacted
+            (a ``[redacted]`` in the recording matches the key it stood for, ``request_diff``).
 
     Raises:
         ConfigError: the file cannot be read, is not a session file, or holds no model call (one line).
@@ -58,8 +59,8 @@ class SessionReplayModel:
         self._calls = recorded_calls(stored, path)
         recorded_root = str(stored.header.get("workspace", ""))
         self._normalize = Normalizer([recorded_root, str(root), str(root.resolve())])
-        self._redact = redactor or Redactor()
         self._next: int | None = None
+        self._mismatch: ReplayMismatch | None = None
 
     @property
     def model_name(self) -> str:
@@ -71,12 +72,16 @@ class SessionReplayModel:
         """Check the request against the recorded one, then answer with the recorded response.
 
         Raises:
-            ReplayMismatch: the request differs from the recorded one (one line: where and how).
+            ReplayMismatch: the request differs from the recorded one (one line: where and how); every
+                later call raises the first one again, so a difference in a subagent's request (which
+                its ``task`` tool turns into a tool error) still ends the run with it.
             ScriptExhausted: the recording has no call left.
             ModelError: the recorded call failed (its message).
         """
-        current = [self._redact.value(message_json(m)) for m in messages]
-        offered = [self._redact.value(tool_json(t)) for t in tools]
+        if self._mismatch is not None:
+            raise ReplayMismatch(str(self._mismatch))
+        current = [message_json(m) for m in messages]
+        offered = [tool_json(t) for t in tools]
         index = self._start(current) if self._next is None else self._next
         if index >= len(self._calls):
             raise ScriptExhausted(
@@ -87,19 +92,19 @@ class SessionReplayModel:
         call = self._calls[index]
         where = self._difference(call, current, offered)
         if where is not None:
-            raise ReplayMismatch(
+            self._mismatch = ReplayMismatch(
                 f"replay session {self._path}: request {call.number} (run {call.run}) differs from the "
                 f"recording at {where}"
             )
-        if call.response is None:
+            raise self._mismatch
+        message = call.answer
+        if message is None:
             raise ModelError(call.error or f"recorded call {call.number} failed")
-        message = message_from(call.response)
-        assert isinstance(message, AssistantMessage), "recorded_calls keeps assistant messages only"
         if message.text:
             emit(MessageDelta(text=message.text))
         body = self.encode_request(messages, tools)
         sent = RequestSent(size_bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
-        usage = usage_from(call.usage) if call.usage else estimate_usage(len(body), message)
+        usage = call.usage or estimate_usage(len(body), message)
         finish = call.finish or ("tool_calls" if message.tool_calls else "stop")
         return ModelResponse(message=message, usage=usage, finish_reason=finish, request=sent)
 

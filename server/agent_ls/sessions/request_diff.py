@@ -6,12 +6,16 @@ Ignored, on both sides, before comparing (what changes from one run to the next 
 changing):
 
 - tool call ids: each request's ids are renumbered in order of appearance (``call#1``, ``call#2``);
-- the workspace root (the recorded session's and the current one) → ``<workspace>``, and paths in the
-  temporary directory (``/tmp/...``, ``$TMPDIR/...``) → ``<tmp>``;
-- timestamps (ISO 8601) → ``<time>``, and durations (``0.01s``, ``12 ms``) → ``<duration>``;
+- the workspace root (the recorded session's and the current one) → ``<workspace>``; a temporary
+  directory made by a program (``/tmp/tmpab3x9``, ``/tmp/agent-ls-…``, ``/tmp/pytest-of-…``: a first
+  segment holding a digit or starting so) → ``<tmp>``; an installed package's folder (``…/lib/python3.11/
+  site-packages``, a virtual environment's) → ``<site-packages>``;
+- timestamps (ISO 8601, and ``ls -l``'s ``Dec  1 10:08``) → ``<time>``, and durations with a fraction
+  (``0.01s``, ``1.5 ms``: what test runners print) → ``<duration>``;
 - provider items echoed back opaquely (``opaque``: encrypted reasoning), which only the provider reads;
-- a ``[redacted]`` in the recording matches any secret-free text without whitespace (the session log
-  redacted it; the current run may hold the key it stood for).
+- a ``[redacted]`` in the recording matches one run of key characters (``[A-Za-z0-9_.=+/-]``, at least
+  one; matched possessively, so in linear time): the session log redacted a key there, and the current run
+  may hold the key it stood for. Nothing is redacted on the current side.
 
 Everything else must be equal: roles, texts, tool calls' names and arguments, tool results, the order of
 messages and, when they were recorded, the tool specs (names, descriptions, parameter schemas).
@@ -29,8 +33,15 @@ REDACTED = "[redacted]"
 CONTEXT_CHARS = 48
 """The characters shown on each side of the first difference."""
 
-_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")
-_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b")
+_TIME = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+    r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}\b"
+)
+_DURATION = re.compile(r"\b\d+\.\d+\s?(?:ms|s)\b")
+_SITE_PACKAGES = re.compile(r"/lib/python\d+\.\d+/site-packages")
+_PATH_STOP = frozenset(" \t\r\n\"'`")
+_KEY_RUN = r"[A-Za-z0-9_.=+/\-]++"
+"""What a ``[redacted]`` stands for: a possessive run of key characters (no backtracking)."""
 
 
 class Normalizer:
@@ -45,10 +56,11 @@ class Normalizer:
         temp = sorted({"/tmp", "/var/tmp", tempfile.gettempdir().rstrip("/")}, key=len, reverse=True)
         self._temp = re.compile(
             r"(?:/private)?(?:" + "|".join(re.escape(t) for t in temp) + r"|/var/folders/[^/\s]+/[^/\s]+/T)"
-            r"/[^/\s\"'`]+"
+            r"/(?:tmp|agent-ls-|pytest-of-|[^/\s\"'`]*\d)[^/\s\"'`]*"
         )
 
     def text(self, text: str) -> str:
+        text = _site_packages(text)
         for root in self._roots:
             text = text.replace(root, "<workspace>")
         text = self._temp.sub("<tmp>", text)
@@ -94,6 +106,23 @@ class Normalizer:
         if isinstance(value, list):
             return [self.value(v) for v in value]
         return value
+
+
+def _site_packages(text: str) -> str:
+    """``text`` with each ``<prefix>/lib/pythonX.Y/site-packages`` replaced: the match is found first,
+    then its prefix is taken back to the previous space or quote (linear; a pattern starting with the
+    prefix would rescan a long line from every position)."""
+    if "/site-packages" not in text:
+        return text
+    out: list[str] = []
+    done = 0
+    for match in _SITE_PACKAGES.finditer(text):
+        start = match.start()
+        while start > done and text[start - 1] not in _PATH_STOP:
+            start -= 1
+        out += [text[done:start], "<site-packages>"]
+        done = match.end()
+    return "".join([*out, text[done:]])
 
 
 def first_difference(
@@ -156,7 +185,7 @@ def _matches(recorded: Any, current: Any) -> bool:
 
 
 def _wildcard(text: str) -> re.Pattern[str]:
-    return re.compile(r"\S+?".join(re.escape(part) for part in text.split(REDACTED)), re.DOTALL)
+    return re.compile(_KEY_RUN.join(re.escape(part) for part in text.split(REDACTED)), re.DOTALL)
 
 
 def _field_difference(before: dict[str, Any], now: dict[str, Any]) -> str:

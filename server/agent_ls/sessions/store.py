@@ -57,7 +57,7 @@ class SessionFormatError(ValueError):
 def is_session_file(path: str) -> bool:
     """Whether a ``replay:`` path names a session file (``.jsonl``: ``replay:<session.jsonl>`` replays
     it) rather than a replay script (``.json``)."""
-    return path.endswith(".jsonl")
+    return path.lower().endswith(".jsonl")
 
 
 def now_iso() -> str:
