@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from acp import schema
+from acp import PROTOCOL_VERSION, schema
 
+from agent_ls.acp.agent import ACP_PROTOCOL_VERSION
 from agent_ls.acp.approver import AcpApprover
 from agent_ls.acp.client_files import ClientBuffers
 from agent_ls.acp.mapping import (
@@ -36,6 +37,10 @@ ASK_ALWAYS = ApprovalRequest(
 
 def _ended(status: Any, reason: str) -> RunEnded:
     return RunEnded(status=status, reason=reason, answer="", usage=Usage())
+
+
+def test_the_sdk_speaks_the_protocol_version_we_implement() -> None:
+    assert PROTOCOL_VERSION == ACP_PROTOCOL_VERSION == 1
 
 
 def test_tool_kinds_titles_and_locations() -> None:

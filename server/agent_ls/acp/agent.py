@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from acp import PROTOCOL_VERSION, RequestError, helpers, schema
+from acp import RequestError, helpers, schema
 from acp.interfaces import Client
 
 from agent_ls import __version__
@@ -55,8 +55,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ACP_PROTOCOL_VERSION = PROTOCOL_VERSION
-"""The ACP protocol version implemented: 1 (the SDK's schema ``schema-v1.19.0``, stable methods only)."""
+ACP_PROTOCOL_VERSION = 1
+"""The ACP protocol version implemented (the SDK's schema ``schema-v1.19.0``, stable methods only); a unit
+test checks that the SDK speaks it (``acp.PROTOCOL_VERSION``)."""
 
 MODES = [
     schema.SessionMode(

@@ -50,11 +50,7 @@ class ClientBuffers:
     def put(self, path: Path, text: str | None) -> None:
         """Keep ``text`` as the buffer of ``path`` when it differs from the disk file; forget it when it is
         None or equal to the disk (the file was saved, or closed)."""
-        try:
-            on_disk: str | None = path.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            on_disk = None
-        if text is None or text == on_disk:
+        if text is None or _same_as_disk(path, text):
             self._buffers.pop(path, None)
             return
         known = self._buffers.get(path)
@@ -103,3 +99,13 @@ class PrefetchingModel:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def _same_as_disk(path: Path, text: str) -> bool:
+    """True when the file at ``path`` holds ``text`` in UTF-8 (its size compared first: a large file that
+    differs is not read)."""
+    encoded = text.encode("utf-8", errors="surrogatepass")
+    try:
+        return path.stat().st_size == len(encoded) and path.read_bytes() == encoded
+    except OSError:
+        return False
