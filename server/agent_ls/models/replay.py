@@ -33,6 +33,7 @@ from agent_ls.core.messages import (
     RequestSent,
     ToolCall,
     ToolSpec,
+    Usage,
 )
 from agent_ls.core.untrusted_json import loads_bounded
 from agent_ls.models.base import estimate_usage
@@ -108,13 +109,7 @@ class ReplayModel:
             for i, call in enumerate(step.tool_calls, start=1)
         )
         message = AssistantMessage(text=step.content, tool_calls=calls)
-        if message.text:
-            emit(MessageDelta(text=message.text))
-        body = self.encode_request(messages, tools)
-        usage = estimate_usage(len(body), message)
-        sent = RequestSent(size_bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
-        finish = "tool_calls" if calls else "stop"
-        return ModelResponse(message=message, usage=usage, finish_reason=finish, request=sent)
+        return replayed_response(message, self.encode_request(messages, tools), emit)
 
     def encode_request(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
         """The Chat Completions body a wire client would send (what usage is estimated from)."""
@@ -122,6 +117,25 @@ class ReplayModel:
 
     async def aclose(self) -> None:
         return None
+
+
+def replayed_response(
+    message: AssistantMessage,
+    body: bytes,
+    emit: EventSink,
+    *,
+    usage: Usage | None = None,
+    finish: str | None = None,
+) -> ModelResponse:
+    """The response of a replayed call: ``message``'s text emitted as one ``MessageDelta``, the request
+    ``body`` measured (size, SHA-256), and ``usage`` (estimated from the bytes when None) and ``finish``
+    (``tool_calls`` or ``stop`` from the message when None)."""
+    if message.text:
+        emit(MessageDelta(text=message.text))
+    sent = RequestSent(size_bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
+    finish = finish or ("tool_calls" if message.tool_calls else "stop")
+    used = usage or estimate_usage(len(body), message)
+    return ModelResponse(message=message, usage=used, finish_reason=finish, request=sent)
 
 
 MAX_SCRIPT_BYTES = 16 * 1024 * 1024

@@ -14,17 +14,15 @@ the first run).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from agent_ls.core.errors import ConfigError, ModelError, ReplayMismatch, ScriptExhausted
-from agent_ls.core.events import EventSink, MessageDelta
-from agent_ls.core.messages import Message, ModelResponse, RequestSent, ToolSpec
-from agent_ls.models.base import estimate_usage
+from agent_ls.core.events import EventSink
+from agent_ls.core.messages import Message, ModelResponse, ToolSpec
 from agent_ls.models.openai_chat import chat_request_body
-from agent_ls.models.replay import MAX_SCRIPT_BYTES, read_regular
+from agent_ls.models.replay import MAX_SCRIPT_BYTES, read_regular, replayed_response
 from agent_ls.sessions.exchanges import RecordedCall, recorded_calls, tool_json
 from agent_ls.sessions.records import message_json
 from agent_ls.sessions.redaction import Redactor
@@ -100,13 +98,8 @@ class SessionReplayModel:
         message = call.answer
         if message is None:
             raise ModelError(call.error or f"recorded call {call.number} failed")
-        if message.text:
-            emit(MessageDelta(text=message.text))
         body = self.encode_request(messages, tools)
-        sent = RequestSent(size_bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
-        usage = call.usage or estimate_usage(len(body), message)
-        finish = call.finish or ("tool_calls" if message.tool_calls else "stop")
-        return ModelResponse(message=message, usage=usage, finish_reason=finish, request=sent)
+        return replayed_response(message, body, emit, usage=call.usage, finish=call.finish)
 
     def _difference(
         self, call: RecordedCall, current: list[dict[str, Any]], offered: list[dict[str, Any]]
