@@ -119,7 +119,7 @@ def test_permission_options_and_replies_mirror_the_lsp_prompt() -> None:
 def test_prompt_text_keeps_resources_as_data() -> None:
     blocks = [
         schema.TextContentBlock(type="text", text="Explain this"),
-        schema.ResourceContentBlock(type="resource_link", uri="file:///w/a.py", name="a.py"),
+        schema.ResourceContentBlock(type="resource_link", uri="file:///w/my%20a.py", name="my a.py"),
         schema.EmbeddedResourceContentBlock(
             type="resource", resource=schema.TextResourceContents(uri="file:///w/b.py", text="x = 1")
         ),
@@ -127,7 +127,7 @@ def test_prompt_text_keeps_resources_as_data() -> None:
     ]
     assert prompt_text(blocks).split("\n\n") == [
         "Explain this",
-        "Attached file: /w/a.py",
+        "Attached file: /w/my a.py",
         "Attached file: /w/b.py\n```\nx = 1\n```",
         "(attached image left out: only text is read)",
     ]

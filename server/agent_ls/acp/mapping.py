@@ -21,6 +21,7 @@ import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from acp import helpers, schema
 
@@ -197,7 +198,9 @@ def prompt_text(blocks: Sequence[Any]) -> str:
 
 
 def _path_of(uri: str) -> str:
-    return uri.removeprefix("file://")
+    """The path of a ``file://`` URI (percent-decoded), else the URI as given."""
+    parsed = urlsplit(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
 def history_updates(root: Path, messages: Sequence[Message]) -> Iterator[Any]:
