@@ -317,3 +317,47 @@ async def test_context_answers_with_its_report_and_asks_no_apply(tmp_path: Path)
     )
     assert "Context: ~" in report
     assert len(server.requests) == 2  # no model call for /context
+
+
+class _WaitingClient(EditorClient):
+    """An editor whose permission question stays open until the test answers it ``cancelled``, as a client
+    does after sending ``session/cancel`` (ACP v1: it answers its pending questions ``cancelled``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def request_permission(
+        self,
+        session_id: str,
+        tool_call: schema.ToolCallUpdate,
+        options: list[schema.PermissionOption],
+        **_: Any,
+    ) -> schema.RequestPermissionResponse:
+        self.questions.append((tool_call, options))
+        self.asked.set()
+        await self.release.wait()
+        return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+
+
+async def test_a_cancel_while_a_question_is_open_answers_cancelled(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    client = _WaitingClient()
+    steps = [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "make check"}}]},
+        {"content": "unused"},
+    ]
+    with FakeModelServer(steps) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            sid = (await conn.new_session(cwd=str(root), mcp_servers=[])).session_id
+            prompt = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("Check")]))
+            await asyncio.wait_for(client.asked.wait(), 60)
+            await conn.cancel(session_id=sid)
+            client.release.set()
+            answer = await asyncio.wait_for(prompt, 60)
+            again = await conn.prompt(session_id=sid, prompt=[text_block("/context")])  # the session goes on
+    assert answer.stop_reason == "cancelled", (tmp_path / "acp.log").read_text()
+    assert again.stop_reason == "end_turn"
+    assert len(server.requests) == 1  # nothing ran after the cancel
