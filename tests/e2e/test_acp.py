@@ -361,3 +361,19 @@ async def test_a_cancel_while_a_question_is_open_answers_cancelled(tmp_path: Pat
     assert answer.stop_reason == "cancelled", (tmp_path / "acp.log").read_text()
     assert again.stop_reason == "end_turn"
     assert len(server.requests) == 1  # nothing ran after the cancel
+
+
+async def test_an_advertised_skill_runs_when_the_prompt_starts_with_its_command(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    client = EditorClient()
+    with FakeModelServer([{"content": "price doubles the amount."}]) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            sid = (await conn.new_session(cwd=str(root), mcp_servers=[])).session_id
+            answer = await conn.prompt(session_id=sid, prompt=[text_block("/explain what does price do?")])
+    assert answer.stop_reason == "end_turn"
+    [commands] = client.of_kind("available_commands_update")
+    explain = next(c for c in commands.available_commands if c.name == "explain")
+    assert explain.input is not None and explain.input.root.hint == "[question]"
+    task = json.dumps(server.requests[0]["messages"][-1])
+    assert "# Explain code" in task and "what does price do?" in task  # the skill's body, then the question
