@@ -15,6 +15,7 @@ whether to apply it (``apply_offer.py``). docs/acp.md describes it for users.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 from dataclasses import dataclass, field
@@ -192,9 +193,14 @@ class AcpAgent:
             lock.acquire()
         except SessionBusy as exc:
             raise RequestError.invalid_request({"details": str(exc)}) from None
+        entry.task = asyncio.get_running_loop().create_task(self._run(entry, prompt_text(prompt)))
         try:
-            entry.task = asyncio.get_running_loop().create_task(self._run(entry, prompt_text(prompt)))
-            reason = await entry.task
+            reason = await asyncio.shield(entry.task)
+        except asyncio.CancelledError:  # the connection closes: the run stops before its lock is released
+            entry.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await entry.task
+            raise
         finally:
             lock.release()
         await entry.stream.drain()
