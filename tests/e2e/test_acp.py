@@ -377,3 +377,25 @@ async def test_an_advertised_skill_runs_when_the_prompt_starts_with_its_command(
     assert explain.input is not None and explain.input.root.hint == "[question]"
     task = json.dumps(server.requests[0]["messages"][-1])
     assert "# Explain code" in task and "what does price do?" in task  # the skill's body, then the question
+
+
+async def test_a_session_of_agent_ls_acp_goes_on_in_agent_ls_run(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+
+    def keep(tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]) -> str | None:
+        return next(o.option_id for o in options if o.kind == "reject_once")
+
+    client = EditorClient(answer=keep)
+    with FakeModelServer(
+        [{"tool_calls": [EDIT]}, {"content": "Rounded."}, {"content": "Applying."}]
+    ) as server:
+        env = _env(server)
+        async with agent_ls_acp(client, cwd=root, env=env, stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=False)
+            sid = (await conn.new_session(cwd=str(root), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("Round the price")])
+        args = ["run", "--session", sid, "--apply", "--workspace", str(root), "Apply it"]
+        done = await asyncio.to_thread(agent_cli.run, args, cwd=root, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Round the price" in json.dumps(server.requests[-1]["messages"])  # the ACP prompt's history
+    assert (root / "price.py").read_text() == PRICE.replace("amount * 2", "round(amount * 2, 2)")
