@@ -252,6 +252,8 @@ async def test_plan_mode_runs_read_only_and_offers_no_apply(tmp_path: Path) -> N
     assert edit_end.status == "failed"  # plan mode: the policy refuses edits
     assert client.questions == [] and client.writes == []
     assert "Round in price()" in client.message_text()
+    [plan_update] = client.of_kind("plan")
+    assert [(e.content, e.status) for e in plan_update.entries] == [("Round in price()", "pending")]
 
 
 async def test_a_file_the_user_changed_after_the_agent_read_it_is_not_written(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@
   the session's cost) |
 | ``ModelRetrying`` | ``agent_thought_chunk`` saying so |
 | ``RunEnded`` | an answer not streamed (``/context``, ``/compact``), a plan run's plan, and the reason
-  of a run not done, as ``agent_message_chunk`` |
+  of a run not done, as ``agent_message_chunk``; a plan's steps also as ``plan`` entries (``pending``) |
 
 The event sink must not block (``core.events.EventSink``): updates are queued and one task sends them;
 ``drain`` waits until all were sent (before a prompt's answer, which must come after its updates).
@@ -132,6 +132,10 @@ class EventUpdates:
                 send(helpers.update_agent_message_text(event.answer))
             if event.plan is not None:  # a plan run's plan, for the user to approve (docs/modes.md)
                 send(helpers.update_agent_message_text(f"\n\n{event.plan.markdown()}\n\n{PLAN_NEXT}"))
+                steps = [
+                    helpers.plan_entry(step, priority="medium", status="pending") for step in event.plan.steps
+                ]
+                send(helpers.update_plan(steps))
             if event.status != "done" and event.reason:
                 send(helpers.update_agent_message_text(f"\n\nagent-ls: run {event.status}: {event.reason}"))
 
