@@ -18,7 +18,7 @@ from acp import schema, text_block
 
 from tests.support import agent_cli
 from tests.support.acp_client import EditorClient, agent_ls_acp, initialized
-from tests.support.mcp_servers import probe_entry, starts
+from tests.support.mcp_servers import probe_entry, starts, write_servers
 from tests.support.model_server import FakeModelServer
 
 PRICE = "def price(amount):\n    return amount * 2\n"
@@ -107,7 +107,7 @@ async def test_a_prompt_reads_unsaved_text_edits_tests_asks_and_writes_through_t
     starts = {u.tool_call_id: u for u in client.of_kind("tool_call")}
     ends = {u.tool_call_id: u for u in client.of_kind("tool_call_update")}
     kinds = [u.kind for u in starts.values()]
-    assert kinds == ["read", "edit", "execute", "execute"]
+    assert kinds == ["read", "edit", "execute", "execute", "edit"]  # the last: the apply question's call
     read = next(u for u in starts.values() if u.kind == "read")
     assert read.locations[0].path == str(root / "price.py")
     edit = next(u for u in starts.values() if u.kind == "edit")
@@ -128,6 +128,8 @@ async def test_a_prompt_reads_unsaved_text_edits_tests_asks_and_writes_through_t
     assert "bash: make check" in options[2].name
     apply_call, apply_options = client.questions[-1]
     assert apply_call.title == "Apply the changes to 1 file (+1 −1 lines)?"
+    assert client.announced == [True, True]  # a client correlates a question with a call it knows
+    assert ends[apply_call.tool_call_id].status == "completed"
     assert [o.kind for o in apply_options] == ["allow_once", "reject_once"]
     assert "Rounded the price." in client.message_text()
     assert client.of_kind("usage_update")[-1].size > 0
@@ -401,3 +403,24 @@ async def test_a_session_of_agent_ls_acp_goes_on_in_agent_ls_run(tmp_path: Path)
     assert done.returncode == 0, done.stderr
     assert "Round the price" in json.dumps(server.requests[-1]["messages"])  # the ACP prompt's history
     assert (root / "price.py").read_text() == PRICE.replace("amount * 2", "round(amount * 2, 2)")
+
+
+async def test_a_question_about_no_tool_call_announces_its_own(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    marker = tmp_path / "probe.marker"
+    write_servers(root / ".mcp.json", {"probe": probe_entry(marker)})  # a workspace's server: asked first
+    client = EditorClient()
+    with FakeModelServer([{"content": "Nothing to do."}]) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            sid = (await conn.new_session(cwd=str(root), mcp_servers=[])).session_id
+            answer = await conn.prompt(session_id=sid, prompt=[text_block("Anything")])
+    assert answer.stop_reason == "end_turn", (tmp_path / "acp.log").read_text()
+    [(asked, _)] = client.questions
+    assert "MCP server start" in (asked.title or "")
+    [start] = client.of_kind("tool_call")
+    assert start.tool_call_id == asked.tool_call_id and start.status == "pending"
+    assert client.announced == [True]
+    [end] = [u for u in client.of_kind("tool_call_update") if u.tool_call_id == asked.tool_call_id]
+    assert end.status == "completed"  # allowed once: the server started
+    assert starts(marker) == 1

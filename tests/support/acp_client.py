@@ -34,6 +34,7 @@ class EditorClient:
         self.answer = answer
         self.updates: list[Any] = []
         self.questions: list[tuple[schema.ToolCallUpdate, list[schema.PermissionOption]]] = []
+        self.announced: list[bool] = []  # per question: its tool call was announced (tool_call) before it
         self.reads: list[str] = []
         self.writes: list[tuple[str, str]] = []
 
@@ -45,6 +46,8 @@ class EditorClient:
         **_: Any,
     ) -> schema.RequestPermissionResponse:
         self.questions.append((tool_call, options))
+        known = {u.tool_call_id for u in self.of_kind("tool_call")}
+        self.announced.append(tool_call.tool_call_id in known)
         chosen = self.answer(tool_call, options)
         if chosen is None:
             return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))

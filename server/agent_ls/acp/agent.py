@@ -31,7 +31,8 @@ from agent_ls.acp.approver import AcpApprover
 from agent_ls.acp.client_files import ClientBuffers, PrefetchingModel
 from agent_ls.acp.mapping import history_updates, plan_entries, prompt_text, stop_reason
 from agent_ls.acp.mcp_servers import server_configs
-from agent_ls.acp.updates import EventUpdates, UpdateStream
+from agent_ls.acp.update_stream import UpdateStream
+from agent_ls.acp.updates import EventUpdates
 from agent_ls.assembly import assemble_session, mcp_hub_for
 from agent_ls.config import load_config
 from agent_ls.core.context import Focus
@@ -247,7 +248,7 @@ class AcpAgent:
                 client = self._connected()
                 message = await offer_apply(
                     client,
-                    session.session_id,
+                    entry.stream,
                     session,
                     self._fs,
                     entry.recorder.log,
@@ -319,6 +320,7 @@ class AcpAgent:
         )
         approver.session_id = session.session_id
         stream = UpdateStream(client, session.session_id)
+        approver.stream = stream
         recorder, notes = await asyncio.to_thread(start_recording, self._store, session, saved, stream.send)
         for note in notes:
             log.warning("agent-ls: session %s: proposed files %s", session.session_id, note)

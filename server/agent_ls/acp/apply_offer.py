@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from acp import helpers, schema
 from acp.interfaces import Client
 
+from agent_ls.acp.update_stream import UpdateStream
 from agent_ls.core.proposal import FileChange
 from agent_ls.policy.apply_check import edit_refusal
 from agent_ls.runtime import Session
@@ -79,28 +80,72 @@ APPLY_OPTIONS = [
 
 async def offer_apply(
     client: Client,
-    session_id: str,
+    stream: UpdateStream,
     session: Session,
     fs: ClientFs,
     log_file: SessionLog,
     written: Callable[[FileChange], None],
     call_id: str,
 ) -> str:
-    """Ask, check and write (module docstring). Returns one line for the user. ``written`` is told each
-    file written through the client. Never raises except ``CancelledError``."""
+    """Ask, check and write (module docstring). Returns one line for the user. The question's tool call is
+    announced first (``tool_call``, as a client correlates a question with a call it knows) and ends
+    ``completed`` (applied, or kept) or ``failed`` (refused). ``written`` is told each file written through
+    the client. Never raises except ``CancelledError``."""
     changes = session.proposal()
     if not changes:
         return ""
+    question = apply_question(session, changes, call_id)
+    stream.send(
+        helpers.start_tool_call(
+            call_id,
+            question.title or "Apply",
+            kind="edit",
+            status="pending",
+            content=question.content,
+            locations=question.locations,
+        )
+    )
+    await stream.drain()
+    ok, message = await _ask_and_apply(client, stream.session_id, session, fs, log_file, written, question)
+    content = [helpers.tool_content(helpers.text_block(message))]
+    stream.send(helpers.update_tool_call(call_id, status="completed" if ok else "failed", content=content))
+    return message
+
+
+async def _ask_and_apply(
+    client: Client,
+    session_id: str,
+    session: Session,
+    fs: ClientFs,
+    log_file: SessionLog,
+    written: Callable[[FileChange], None],
+    question: schema.ToolCallUpdate,
+) -> tuple[bool, str]:
+    """(False when an accepted apply was refused or failed, the line for the user)."""
+    changes = session.proposal()
     try:
         answer = await client.request_permission(
-            session_id=session_id, tool_call=apply_question(session, changes, call_id), options=APPLY_OPTIONS
+            session_id=session_id, tool_call=question, options=APPLY_OPTIONS
         )
     except Exception as exc:
         log.warning("session/request_permission for the apply failed: %s", exc)
-        return "Not applied (the editor did not answer); the proposal stays pending."
+        return True, "Not applied (the editor did not answer); the proposal stays pending."
     outcome = answer.outcome
     if not isinstance(outcome, schema.AllowedOutcome) or outcome.option_id != APPLY:
-        return "Not applied; the proposal stays pending (the next prompt can change it)."
+        return True, "Not applied; the proposal stays pending (the next prompt can change it)."
+    message = await _apply(client, session_id, session, fs, log_file, written, changes)
+    return message.startswith("Applied"), message
+
+
+async def _apply(
+    client: Client,
+    session_id: str,
+    session: Session,
+    fs: ClientFs,
+    log_file: SessionLog,
+    written: Callable[[FileChange], None],
+    changes: list[FileChange],
+) -> str:
     judge = edit_refusal(session.policy)
     if (refused := refused_edits(changes, judge)) is not None:
         return _refused(log_file, f"not applying, nothing written: {refused}")

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import logging
 
-from acp import schema
+from acp import helpers, schema
 from acp.interfaces import Client
+from acp.schema import ToolCallStatus
 
 from agent_ls.acp.mapping import approval_for, permission_options, tool_kind
+from agent_ls.acp.update_stream import UpdateStream
 from agent_ls.core.ports import DENIED, Approval, ApprovalRequest
 
 log = logging.getLogger(__name__)
@@ -30,11 +32,36 @@ class AcpApprover:
         self._client = client
         self.session_id = session_id
         self.call_id = ""
+        self.stream: UpdateStream | None = None
+        """Where a question about no running tool call announces its own ``tool_call`` first (a client
+        correlates a question with a call it knows)."""
+        self._asked = 0
 
     async def ask(self, request: ApprovalRequest) -> Approval:
         what = f"{request.purpose} ({request.tool_name})" if request.purpose else request.tool_name
+        call_id = self.call_id
+        if call_id and self.stream is not None:  # the running call's tool_call goes out before the question
+            await self.stream.drain()
+        if not call_id:
+            self._asked += 1
+            call_id = f"ask-{self._asked}"
+            if self.stream is not None:
+                title = f"{what}: {request.subject}"
+                self.stream.send(
+                    helpers.start_tool_call(
+                        call_id, title, kind=tool_kind(request.tool_name), status="pending"
+                    )
+                )
+                await self.stream.drain()
+        approval = await self._ask(request, what, call_id)
+        if call_id != self.call_id and self.stream is not None:  # its own call: ended by the answer
+            status: ToolCallStatus = "failed" if approval.reply == "deny" else "completed"
+            self.stream.send(helpers.update_tool_call(call_id, status=status))
+        return approval
+
+    async def _ask(self, request: ApprovalRequest, what: str, call_id: str) -> Approval:
         tool_call = schema.ToolCallUpdate(
-            tool_call_id=self.call_id or f"ask-{id(request):x}",
+            tool_call_id=call_id,
             title=f"{what}: {request.subject} ({request.reason})",
             kind=tool_kind(request.tool_name),
             status="pending",

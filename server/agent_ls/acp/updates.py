@@ -13,22 +13,19 @@
 | ``RunEnded`` | an answer not streamed (``/context``, ``/compact``), a plan run's plan, and the reason
   of a run not done, as ``agent_message_chunk``; a plan's steps also as ``plan`` entries (``pending``) |
 
-The event sink must not block (``core.events.EventSink``): updates are queued and one task sends them;
-``drain`` waits until all were sent (before a prompt's answer, which must come after its updates).
+The event sink must not block (``core.events.EventSink``): updates are queued on the session's
+``UpdateStream`` (``update_stream.py``), which sends them in order.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-from typing import Any
 
 from acp import helpers, schema
-from acp.interfaces import Client
 
 from agent_ls.acp.approver import AcpApprover
 from agent_ls.acp.mapping import parsed_arguments, plan_entries, tool_call_end, tool_call_start
+from agent_ls.acp.update_stream import UpdateStream
 from agent_ls.core.errors import AgentLsError
 from agent_ls.core.events import (
     Event,
@@ -46,37 +43,6 @@ log = logging.getLogger(__name__)
 
 EDIT_TOOLS = ("edit_file", "write_file")
 PLAN_NEXT = "Implement it: switch to the Default mode and say go; revise it: a new prompt in Plan mode."
-
-
-class UpdateStream:
-    """Sends ``session/update`` notifications of one session in the order they were put."""
-
-    def __init__(self, client: Client, session_id: str) -> None:
-        self._client = client
-        self._session_id = session_id
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._task = asyncio.get_running_loop().create_task(self._pump())
-
-    def send(self, update: Any) -> None:
-        self._queue.put_nowait(update)
-
-    async def drain(self) -> None:
-        await self._queue.join()
-
-    async def close(self) -> None:
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-
-    async def _pump(self) -> None:
-        while True:
-            update = await self._queue.get()
-            try:
-                await self._client.session_update(session_id=self._session_id, update=update)
-            except Exception as exc:  # a client gone away: the run goes on, its record is written
-                log.warning("session/update failed: %s", exc)
-            finally:
-                self._queue.task_done()
 
 
 class EventUpdates:
