@@ -424,3 +424,28 @@ async def test_a_question_about_no_tool_call_announces_its_own(tmp_path: Path) -
     [end] = [u for u in client.of_kind("tool_call_update") if u.tool_call_id == asked.tool_call_id]
     assert end.status == "completed"  # allowed once: the server started
     assert starts(marker) == 1
+
+
+async def test_without_fs_a_file_changed_on_disk_is_rebased_then_applied(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    price = root / "price.py"
+    client = EditorClient()
+
+    def edit_disk_then_accept(
+        tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]
+    ) -> str | None:
+        if "make check" in (tool_call.title or ""):  # the user saves a change elsewhere in the file meanwhile
+            price.write_text("# prices in euros\n" + PRICE)
+        return next(o.option_id for o in options if o.kind == "allow_once")
+
+    client.answer = edit_disk_then_accept
+    with FakeModelServer([*STEPS, {"content": "Nothing more."}]) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=False)
+            sid = (await conn.new_session(cwd=str(root), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("Round the price")])
+            first = client.message_text()
+            assert price.read_text() == "# prices in euros\n" + PRICE  # not written: re-based, asked again
+            await conn.prompt(session_id=sid, prompt=[text_block("Apply it now")])
+    assert "re-based onto your text" in first
+    assert price.read_text() == "# prices in euros\n" + PRICE.replace("amount * 2", "round(amount * 2, 2)")

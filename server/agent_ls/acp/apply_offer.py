@@ -35,7 +35,7 @@ from agent_ls.policy.apply_check import edit_refusal
 from agent_ls.runtime import Session
 from agent_ls.sessions.pending import record_rebase
 from agent_ls.sessions.store import SessionLog
-from agent_ls.workspace.apply import apply_proposal, disk_stale_reason, refused_edits
+from agent_ls.workspace.apply import apply_proposal, disk_stale_reason, rebase_on_disk, refused_edits
 from agent_ls.workspace.diffs import line_counts
 
 log = logging.getLogger(__name__)
@@ -133,8 +133,7 @@ async def _ask_and_apply(
     outcome = answer.outcome
     if not isinstance(outcome, schema.AllowedOutcome) or outcome.option_id != APPLY:
         return True, "Not applied; the proposal stays pending (the next prompt can change it)."
-    message = await _apply(client, session_id, session, fs, log_file, written, changes)
-    return message.startswith("Applied"), message
+    return await _apply(client, session_id, session, fs, log_file, written, changes)
 
 
 async def _apply(
@@ -145,7 +144,7 @@ async def _apply(
     log_file: SessionLog,
     written: Callable[[FileChange], None],
     changes: list[FileChange],
-) -> str:
+) -> tuple[bool, str]:
     judge = edit_refusal(session.policy)
     if (refused := refused_edits(changes, judge)) is not None:
         return _refused(log_file, f"not applying, nothing written: {refused}")
@@ -191,25 +190,30 @@ async def _client_text(client: Client, session_id: str, path: str) -> str | None
 
 def _apply_on_disk(
     session: Session, changes: list[FileChange], judge: Callable[[str], str | None], log_file: SessionLog
-) -> str:
-    """The disk apply of ``agent-ls run --apply`` (``headless._run_locked``)."""
+) -> tuple[bool, str]:
+    """The disk apply of ``agent-ls run --apply`` (``headless._run_locked``). A file changed on disk is
+    re-based (recorded by ``record_rebase``) and the session's proposal takes the re-based text, so the next
+    apply writes it."""
     if rebased := record_rebase(log_file, session.root, changes):
-        return rebased
+        session.rebase(rebase_on_disk(session.root, changes).merged)
+        return False, rebased
     outcome = apply_proposal(session.root, changes, edit_refusal=judge)
     log_file.append("apply", {"applied": outcome.applied, "failureReason": outcome.message or None})
     if not outcome.applied:
-        return outcome.message
+        return False, outcome.message
     return _applied(session, log_file, len(changes), recorded=True)
 
 
-def _applied(session: Session, log_file: SessionLog, files: int, *, recorded: bool = False) -> str:
+def _applied(
+    session: Session, log_file: SessionLog, files: int, *, recorded: bool = False
+) -> tuple[bool, str]:
     if not recorded:
         log_file.append("apply", {"applied": True, "failureReason": None})
     log_file.append("proposal_cleared", {"why": "applied"})
     session.discard()
-    return f"Applied the changes to {files} file{'' if files == 1 else 's'}."
+    return True, f"Applied the changes to {files} file{'' if files == 1 else 's'}."
 
 
-def _refused(log_file: SessionLog, message: str) -> str:
+def _refused(log_file: SessionLog, message: str) -> tuple[bool, str]:
     log_file.append("apply", {"applied": False, "failureReason": message})
-    return f"{message}; the proposal stays pending."
+    return False, f"{message}; the proposal stays pending."
