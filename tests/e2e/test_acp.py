@@ -258,22 +258,48 @@ async def test_plan_mode_runs_read_only_and_offers_no_apply(tmp_path: Path) -> N
     assert [(e.content, e.status) for e in plan_update.entries] == [("Round in price()", "pending")]
 
 
-async def test_a_file_the_user_changed_after_the_agent_read_it_is_not_written(tmp_path: Path) -> None:
+async def test_a_file_the_user_typed_into_is_rebased_not_written_then_applied(tmp_path: Path) -> None:
     root = _shop(tmp_path)
+    typed = "# typed meanwhile\n" + UNSAVED
     client = EditorClient(buffers={root / "price.py": UNSAVED})
 
     def type_then_accept(
         tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]
     ) -> str | None:
         if "make check" in (tool_call.title or ""):  # the user types while the agent works
-            client.buffers[root / "price.py"] = UNSAVED + "# typed meanwhile\n"
+            client.buffers[root / "price.py"] = typed
         return next(o.option_id for o in options if o.kind == "allow_once")
 
     client.answer = type_then_accept
+    with FakeModelServer([*STEPS, {"content": "Nothing more."}]) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            sid = (await conn.new_session(cwd=str(root), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("Round the price")])
+            first, written = client.message_text(), list(client.writes)
+            await conn.prompt(session_id=sid, prompt=[text_block("Apply it now")])
+    assert written == []  # the first apply wrote nothing: the buffer was not what the agent read
+    assert "price.py changed since the agent read it; the proposal was re-based onto your text" in first
+    merged = typed.replace("amount * 2", "round(amount * 2, 2)")  # the user's line and the agent's edit
+    assert client.writes == [(str(root / "price.py"), merged)]
+
+
+async def test_a_change_that_overlaps_the_agents_refuses_the_apply(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    client = EditorClient(buffers={root / "price.py": UNSAVED})
+
+    def retype_then_accept(
+        tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]
+    ) -> str | None:
+        if "make check" in (tool_call.title or ""):  # the user rewrites the line the agent edited
+            client.buffers[root / "price.py"] = UNSAVED.replace("amount * 2", "amount * 3")
+        return next(o.option_id for o in options if o.kind == "allow_once")
+
+    client.answer = retype_then_accept
     reason, _ = await _prompt(tmp_path, root, client, fs=True, steps=STEPS)
     assert reason == "end_turn"
     assert client.writes == []
-    assert "price.py changed since the agent read it" in client.message_text()
+    assert "price.py changed since the agent read it, and " in client.message_text()
     assert "the proposal stays pending" in client.message_text()
 
 

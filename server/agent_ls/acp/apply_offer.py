@@ -8,8 +8,9 @@ tool call (kind ``edit``) carries every file's ``diff`` content. Then, in order:
 1. the edit rules judge every file again (``policy.apply_check``); one refused file refuses the apply;
 2. every file is read again, through ``fs/read_text_file`` when the client offers it (the editor's
    unsaved text), else from disk, and must still be the text the agent read (``FileChange.base_text``;
-   a new file must still not exist): else nothing is written and the proposal stays (as a stale LSP
-   apply: ``lsp/handlers/apply.py``);
+   a new file must still not exist): else nothing is written, and a file the user changed is re-based
+   onto their text by a three-way merge (``workspace.rebase``), kept as the proposal for the next
+   prompt's apply, as a stale LSP apply is (``lsp/handlers/apply.py``); a merge that conflicts refuses;
 3. each file is written with ``fs/write_text_file`` when the client offers it (so the editor's review UI
    tracks the change: Zed's needs it), else on disk all or nothing (``workspace.apply.apply_proposal``,
    which re-bases a file changed on disk like ``agent-ls run --apply``);
@@ -34,9 +35,11 @@ from agent_ls.core.proposal import FileChange
 from agent_ls.policy.apply_check import edit_refusal
 from agent_ls.runtime import Session
 from agent_ls.sessions.pending import record_rebase
+from agent_ls.sessions.records import change_json
 from agent_ls.sessions.store import SessionLog
 from agent_ls.workspace.apply import apply_proposal, disk_stale_reason, rebase_on_disk, refused_edits
 from agent_ls.workspace.diffs import line_counts
+from agent_ls.workspace.rebase import MergeConflict, rebase_change
 
 log = logging.getLogger(__name__)
 
@@ -150,11 +153,14 @@ async def _apply(
         return _refused(log_file, f"not applying, nothing written: {refused}")
     if not fs.write:
         return _apply_on_disk(session, changes, judge, log_file)
-    stale = [
-        reason for change in changes if (reason := await _stale(client, session_id, session, fs, change))
-    ]
-    if stale:
-        return _refused(log_file, f"not applying, nothing written: {'; '.join(stale)}")
+    if fs.read:
+        texts = [await _client_text(client, session_id, str(session.root / c.path)) for c in changes]
+        if rebased := _rebase_on_editor(session, changes, texts, log_file):
+            return False, rebased
+    else:
+        stale = [reason for change in changes if (reason := disk_stale_reason(session.root, change))]
+        if stale:
+            return _refused(log_file, f"not applying, nothing written: {'; '.join(stale)}")
     for done, change in enumerate(changes):
         try:
             await client.write_text_file(
@@ -167,18 +173,40 @@ async def _apply(
     return _applied(session, log_file, len(changes))
 
 
-async def _stale(
-    client: Client, session_id: str, session: Session, fs: ClientFs, change: FileChange
+def _rebase_on_editor(
+    session: Session, changes: list[FileChange], texts: list[str | None], log_file: SessionLog
 ) -> str | None:
-    """Why ``change`` no longer fits the editor's text of its file, or None (module docstring, step 2)."""
-    if not fs.read:
-        return disk_stale_reason(session.root, change)
-    current = await _client_text(client, session_id, str(session.root / change.path))
-    if change.is_new:
-        return f"{change.path} now exists; the agent proposed it as a new file" if current else None
-    if current is None:
-        return f"{change.path} can no longer be read in the editor"
-    return None if current == change.base_text else f"{change.path} changed since the agent read it"
+    """When files changed in the editor since the agent read them (``texts``: the editor's now): the
+    session's proposal re-based onto them by a three-way merge (``workspace.rebase``), recorded, as
+    ``agent.applyProposal`` does with a stale buffer; returns why nothing was written. A merge that
+    conflicts, a new file that now exists or a file the editor cannot read refuses. None: none changed."""
+    merged: list[FileChange] = []
+    for change, current in zip(changes, texts, strict=True):
+        if change.is_new:
+            if current:
+                return _refused(log_file, f"not applying, nothing written: {change.path} now exists")[1]
+            continue
+        if current is None:
+            return _refused(log_file, f"not applying, nothing written: cannot read {change.path}")[1]
+        if current == change.base_text:
+            continue
+        try:
+            merged.append(rebase_change(change, current, None))
+        except MergeConflict as conflict:
+            reason = f"{change.path} changed since the agent read it, and {conflict}"
+            return _refused(log_file, f"not applying, nothing written: {reason}")[1]
+    if not merged:
+        return None
+    session.rebase(merged)
+    log_file.append("proposal", {"changes": [change_json(c) for c in merged], "removed": []})
+    names = ", ".join(change.path for change in merged)
+    message = (
+        f"not applying, nothing written: {names} changed since the agent read it; the proposal was re-based "
+        "onto your text (a three-way merge kept your change and the agent's): Apply at the next prompt "
+        "writes it"
+    )
+    log_file.append("apply", {"applied": False, "failureReason": message})
+    return message
 
 
 async def _client_text(client: Client, session_id: str, path: str) -> str | None:
