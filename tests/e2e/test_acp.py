@@ -113,6 +113,7 @@ async def test_a_prompt_reads_unsaved_text_edits_tests_asks_and_writes_through_t
     edit = next(u for u in starts.values() if u.kind == "edit")
     diff = next(c for c in ends[edit.tool_call_id].content if c.type == "diff")
     assert (diff.path, diff.old_text, diff.new_text) == (str(root / "price.py"), UNSAVED, EDITED)
+    assert [loc.line for loc in ends[edit.tool_call_id].locations] == [3]  # the edited line, 1-based
     # The tests ran in the shadow copy, against the proposal: the rounded price passes.
     pytest_call = next(u for u in starts.values() if "pytest" in u.title)
     assert "1 passed" in ends[pytest_call.tool_call_id].content[-1].content.text

@@ -13,6 +13,7 @@ from agent_ls.acp.approver import AcpApprover
 from agent_ls.acp.client_files import ClientBuffers
 from agent_ls.acp.mapping import (
     approval_for,
+    first_changed_line,
     history_updates,
     permission_options,
     plan_entries,
@@ -67,6 +68,9 @@ def test_a_finished_edit_carries_its_diff_and_a_failure_is_failed() -> None:
     assert end.status == "completed"
     diff, text = end.content or []
     assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", "/w/a.py", "old\n", "new\n")
+    assert [(loc.path, loc.line) for loc in end.locations or []] == [("/w/a.py", 1)]
+    assert first_changed_line("a\nb\nc\n", "a\nB\nc\n") == 2
+    assert first_changed_line("a\n", "a\nb\n") == 2
     assert text.type == "content"
     assert tool_call_end("c2", True, "denied", None).status == "failed"
     new_file = tool_call_end("c3", False, "", ("/w/n.py", None, "x\n"))

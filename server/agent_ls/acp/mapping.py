@@ -117,14 +117,32 @@ def tool_call_end(
     and for an edit the file's whole proposed change as ``diff`` content (absolute path, the text the
     agent read, None for a new file, and the proposed text)."""
     content: list[ToolContent] = []
+    locations: list[schema.ToolCallLocation] = []
     if diff is not None:
         path, old_text, new_text = diff
         content.append(helpers.tool_diff_content(path, new_text, old_text))
+        locations.append(
+            schema.ToolCallLocation(path=path, line=first_changed_line(old_text or "", new_text))
+        )
     if output:
         content.append(helpers.tool_content(helpers.text_block(output)))
     return helpers.update_tool_call(
-        call_id, status="failed" if is_error else "completed", content=content or None, raw_output=output
+        call_id,
+        status="failed" if is_error else "completed",
+        content=content or None,
+        locations=locations or None,
+        raw_output=output,
     )
+
+
+def first_changed_line(old_text: str, new_text: str) -> int:
+    """The 1-based number of the first line that differs between the two texts (where the editor follows
+    an edit to)."""
+    old_lines, new_lines = old_text.splitlines(), new_text.splitlines()
+    for number, (old, new) in enumerate(zip(old_lines, new_lines, strict=False), start=1):
+        if old != new:
+            return number
+    return min(len(old_lines), len(new_lines)) + 1
 
 
 def stop_reason(ended: RunEnded) -> schema.StopReason:
