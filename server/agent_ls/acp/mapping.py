@@ -10,7 +10,10 @@ The tables (docs/acp.md says the same for users):
   ``Approval`` (``permission_options``, ``approval_for``);
 - the prompt's content blocks to the task text (``prompt_text``): resources and embedded context are data;
 - a stored history to ``user_message_chunk`` / ``agent_message_chunk`` / ``tool_call`` updates
-  (``history_updates``) for ``session/load``.
+  (``history_updates``) for ``session/load``: the model's text defanged as it was live
+  (``core.markdown_defang``), tool results unwrapped to the output the tool gave;
+- a tool's output text to a code fence longer than any backtick run in it (``fenced``): ACP clients
+  (Zed) render a tool call's text content as Markdown, and output is data, never markup.
 
 Source: the ACP v1 schema of the SDK (``acp.schema``, schema ref ``schema-v1.19.0``).
 """
@@ -18,6 +21,7 @@ Source: the ACP v1 schema of the SDK (``acp.schema``, schema ref ``schema-v1.19.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,9 +30,11 @@ from urllib.parse import unquote, urlsplit
 from acp import helpers, schema
 
 from agent_ls.core.events import RunEnded
+from agent_ls.core.markdown_defang import defang_markdown
 from agent_ls.core.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
 from agent_ls.core.ports import Approval, ApprovalReply, ApprovalRequest
 from agent_ls.core.todos import TodoItem
+from agent_ls.sessions.outputs import unwrap_tool_result
 
 TOOL_KINDS: dict[str, schema.ToolKind] = {
     "read_file": "read",
@@ -125,7 +131,7 @@ def tool_call_end(
             schema.ToolCallLocation(path=path, line=first_changed_line(old_text or "", new_text))
         )
     if output:
-        content.append(helpers.tool_content(helpers.text_block(output)))
+        content.append(helpers.tool_content(helpers.text_block(fenced(output))))
     return helpers.update_tool_call(
         call_id,
         status="failed" if is_error else "completed",
@@ -133,6 +139,14 @@ def tool_call_end(
         locations=locations or None,
         raw_output=output,
     )
+
+
+def fenced(text: str) -> str:
+    """``text`` inside a backtick code fence longer than any backtick run in it (at least three, CommonMark
+    section 4.5), so a Markdown renderer shows it verbatim: no image, link or HTML in it can load."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
 
 
 def first_changed_line(old_text: str, new_text: str) -> int:
@@ -223,15 +237,27 @@ def _path_of(uri: str) -> str:
 
 def history_updates(root: Path, messages: Sequence[Message]) -> Iterator[Any]:
     """The updates that replay a stored history (``session/load``): each user message as a
-    ``user_message_chunk``, each answer as an ``agent_message_chunk``, each tool call as a ``tool_call``
-    completed by the ``tool_call_update`` of its result."""
+    ``user_message_chunk``, each answer's reasoning as an ``agent_thought_chunk`` and its text as an
+    ``agent_message_chunk`` (both defanged, as the loop sends them live), each tool call as a
+    ``tool_call`` completed by the ``tool_call_update`` of its result (the tool's output, as live)."""
     for message in messages:
         if isinstance(message, UserMessage):
             yield helpers.update_user_message_text(message.text)
         elif isinstance(message, AssistantMessage):
+            if message.reasoning:
+                yield helpers.update_agent_thought_text(defang_markdown(message.reasoning).text)
             if message.text:
-                yield helpers.update_agent_message_text(message.text)
+                yield helpers.update_agent_message_text(defang_markdown(message.text).text)
             for call in message.tool_calls:
                 yield tool_call_start(root, call.call_id, call.name, call.arguments)
         elif isinstance(message, ToolResultMessage):
-            yield tool_call_end(message.call_id, message.is_error, message.content)
+            yield tool_call_end(message.call_id, message.is_error, tool_output(message.content))
+
+
+_NEUTRALIZED = re.compile(r"&lt;(?=\s*/?\s*(?:tool_result|instructions))", re.IGNORECASE)
+
+
+def tool_output(stored: str) -> str:
+    """The output a tool gave, from the stored result the model read: ``core.context.wrap_tool_result``'s
+    element taken off and its neutralized tag openers (``&lt;tool_result``) shown as ``<`` again."""
+    return _NEUTRALIZED.sub("<", unwrap_tool_result(stored))
