@@ -13,7 +13,8 @@ tool call (kind ``edit``) carries every file's ``diff`` content. Then, in order:
    prompt's apply, as a stale LSP apply is (``lsp/handlers/apply.py``); a merge that conflicts refuses;
 3. each file is written with ``fs/write_text_file`` when the client offers it (so the editor's review UI
    tracks the change: Zed's needs it), else on disk all or nothing (``workspace.apply.apply_proposal``,
-   which re-bases a file changed on disk like ``agent-ls run --apply``);
+   which re-bases a file changed on disk like ``agent-ls run --apply``); when a client write fails, the
+   files written before it leave the proposal (recorded), and the rest stays pending for the next Apply;
 4. the session file records ``apply {applied, failureReason}`` and ``proposal_cleared`` on success, as
    ``agent-ls run --apply`` does; the proposal is then dropped from the session.
 
@@ -167,8 +168,7 @@ async def _apply(
                 session_id=session_id, path=str(session.root / change.path), content=change.new_text
             )
         except Exception as exc:
-            names = ", ".join(c.path for c in changes[:done]) or "none"
-            return _refused(log_file, f"writing {change.path} failed ({exc}); written before it: {names}")
+            return _partly_written(session, log_file, changes[:done], changes[done:], f"{exc}")
         written(change)
     return _applied(session, log_file, len(changes))
 
@@ -240,6 +240,23 @@ def _applied(
     log_file.append("proposal_cleared", {"why": "applied"})
     session.discard()
     return True, f"Applied the changes to {files} file{'' if files == 1 else 's'}."
+
+
+def _partly_written(
+    session: Session, log_file: SessionLog, written: list[FileChange], rest: list[FileChange], error: str
+) -> tuple[bool, str]:
+    """A client write failed after ``written`` were written: those leave the proposal (recorded as
+    ``proposal {changes: [], removed, why: applied}``, as ``agent-ls apply`` of part of a proposal), so
+    the next Apply writes only ``rest``."""
+    failed = f"writing {rest[0].path} failed ({error})"
+    if not written:
+        return _refused(log_file, f"not applying, nothing written: {failed}")
+    paths = [change.path for change in written]
+    message = f"{failed}; written: {', '.join(paths)}; still pending: {', '.join(c.path for c in rest)}"
+    log_file.append("apply", {"applied": False, "failureReason": message})
+    log_file.append("proposal", {"changes": [], "removed": paths, "why": "applied"})
+    session.overlay.drop(paths)
+    return False, f"{message} (Apply at the next prompt writes them)."
 
 
 def _refused(log_file: SessionLog, message: str) -> tuple[bool, str]:
