@@ -4,6 +4,7 @@ out of their block. A real ``agent-ls acp`` subprocess driven by the SDK's clien
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -66,3 +67,65 @@ async def test_a_failed_mcp_server_and_a_defanged_image_are_told_to_the_user(tmp
     assert "agent-ls: mcp broken: failed" in said, said
     assert "agent-ls: ⚠ not loaded: images or embeds in the model's text, from evil.example" in said, said
     assert "![" not in said
+
+
+class HeldQuestions(EditorClient):
+    """An editor that allows ``sleep`` once and leaves any other permission question open until ``release``
+    is set, then answers ``cancelled`` (as ACP asks of a client for a question of a cancelled prompt)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+        self.asked = asyncio.Event()
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: Any, **kw: Any) -> Any:
+        self.questions.append((tool_call, options))
+        if "sleep" in (tool_call.title or ""):
+            return schema.RequestPermissionResponse(
+                outcome=schema.AllowedOutcome(outcome="selected", option_id="allow_once")
+            )
+        self.asked.set()
+        await self.release.wait()
+        return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
+
+
+def _ends(client: EditorClient) -> dict[str, str | None]:
+    """Each announced tool call's last status."""
+    last: dict[str, str | None] = {u.tool_call_id: u.status for u in client.of_kind("tool_call")}
+    for update in client.of_kind("tool_call_update"):
+        if update.status is not None:
+            last[update.tool_call_id] = update.status
+    return last
+
+
+async def _wait_for(condition: Any) -> None:
+    for _ in range(600):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+async def test_a_cancel_ends_every_open_tool_call_failed(tmp_path: Path) -> None:
+    root = _shop(tmp_path)
+    client = HeldQuestions()
+    sleep = {"name": "bash", "arguments": {"command": "sleep 60"}}
+    check = {"name": "bash", "arguments": {"command": "make check"}}
+    with FakeModelServer([{"tool_calls": [sleep]}, {"tool_calls": [check]}]) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            sid = (await conn.new_session(cwd=str(root), mcp_servers=[])).session_id
+            for task in ("Sleep", "Check"):
+                before = len(client.of_kind("tool_call"))
+                prompt = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block(task)]))
+                if task == "Sleep":
+                    await _wait_for(lambda: len(client.of_kind("tool_call")) > before)
+                    await asyncio.sleep(0.5)  # the command runs
+                else:
+                    await asyncio.wait_for(client.asked.wait(), 60)
+                await conn.cancel(session_id=sid)
+                client.release.set()
+                answer = await asyncio.wait_for(prompt, 60)
+                assert answer.stop_reason == "cancelled", (tmp_path / "acp.log").read_text()
+    ends = _ends(client)
+    assert len(ends) == 2 and set(ends.values()) == {"failed"}, ends

@@ -261,6 +261,7 @@ class AcpAgent:
         except asyncio.CancelledError:  # before the loop started, or during the apply question
             return "cancelled"
         finally:
+            entry.stream.fail_open()  # a cancelled command or question never sent its own end
             entry.recorder.log.flush()
 
     def _open_model(self, entry: AcpSession, updates: EventUpdates) -> ModelClient:
