@@ -119,7 +119,7 @@ async def test_a_cancel_ends_every_open_tool_call_failed(tmp_path: Path) -> None
                 before = len(client.of_kind("tool_call"))
                 prompt = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block(task)]))
                 if task == "Sleep":
-                    await _wait_for(lambda: len(client.of_kind("tool_call")) > before)
+                    await _wait_for(lambda n=before: len(client.of_kind("tool_call")) > n)
                     await asyncio.sleep(0.5)  # the command runs
                 else:
                     await asyncio.wait_for(client.asked.wait(), 60)
