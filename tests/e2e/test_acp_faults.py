@@ -129,3 +129,19 @@ async def test_a_cancel_ends_every_open_tool_call_failed(tmp_path: Path) -> None
                 assert answer.stop_reason == "cancelled", (tmp_path / "acp.log").read_text()
     ends = _ends(client)
     assert len(ends) == 2 and set(ends.values()) == {"failed"}, ends
+
+
+async def test_the_filesystem_root_is_refused_as_a_workspace(tmp_path: Path) -> None:
+    client = EditorClient()
+    with FakeModelServer([]) as server:
+        async with agent_ls_acp(client, cwd=tmp_path, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            for cwd in ("/", "/tmp/.."):
+                try:
+                    await conn.new_session(cwd=cwd, mcp_servers=[])
+                except RequestError as exc:
+                    assert exc.code == -32602 and "filesystem root" in str(exc.data), exc.data
+                else:
+                    raise AssertionError(f"{cwd} was accepted")
+            ok = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])  # the agent goes on serving
+    assert ok.session_id

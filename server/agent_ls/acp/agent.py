@@ -363,7 +363,12 @@ def _root(cwd: str) -> Path:
         raise RequestError.invalid_params({"details": f"cwd must be an absolute path: {cwd!r}"})
     if not path.is_dir():
         raise RequestError.invalid_params({"details": f"cwd is not a directory: {cwd}"})
-    return path.resolve()
+    root = path.resolve()
+    if root == Path(root.anchor):  # the workspace would be the whole disk (the secret index walks it)
+        raise RequestError.invalid_params(
+            {"details": f"cwd is the filesystem root ({root}): open a project folder as the workspace"}
+        )
+    return root
 
 
 def _asks(task: str) -> bool:
