@@ -28,8 +28,9 @@ from acp.interfaces import Client
 from agent_ls import __version__
 from agent_ls.acp.apply_offer import ClientFs, offer_apply
 from agent_ls.acp.approver import AcpApprover
+from agent_ls.acp.attachments import prompt_task
 from agent_ls.acp.client_files import ClientBuffers, PrefetchingModel
-from agent_ls.acp.mapping import history_updates, plan_entries, prompt_text, stop_reason
+from agent_ls.acp.mapping import history_updates, plan_entries, stop_reason
 from agent_ls.acp.mcp_servers import server_configs
 from agent_ls.acp.update_stream import UpdateStream
 from agent_ls.acp.updates import EventUpdates
@@ -194,7 +195,13 @@ class AcpAgent:
             lock.acquire()
         except SessionBusy as exc:
             raise RequestError.invalid_request({"details": str(exc)}) from None
-        entry.task = asyncio.get_running_loop().create_task(self._run(entry, prompt_text(prompt)))
+        task = prompt_task(prompt, lambda path: session.policy.paths.check(path, write=False).secret)
+        if task.left_out:  # the read tools refuse them too: the model never sees a secret
+            names = ", ".join(task.left_out)
+            entry.stream.send(
+                helpers.update_agent_message_text(f"agent-ls: left out attached secret file(s): {names}\n\n")
+            )
+        entry.task = asyncio.get_running_loop().create_task(self._run(entry, task.text))
         try:
             reason = await asyncio.shield(entry.task)
         except asyncio.CancelledError:  # the connection closes: the run stops before its lock is released

@@ -8,7 +8,6 @@ The tables (docs/acp.md says the same for users):
 - the todo list to ``plan`` entries (``plan_entries``);
 - an ``ApprovalRequest`` to ``session/request_permission`` options and the chosen option back to an
   ``Approval`` (``permission_options``, ``approval_for``);
-- the prompt's content blocks to the task text (``prompt_text``): resources and embedded context are data;
 - a stored history to ``user_message_chunk`` / ``agent_message_chunk`` / ``tool_call`` updates
   (``history_updates``) for ``session/load``: the model's text defanged as it was live
   (``core.markdown_defang``), tool results unwrapped to the output the tool gave;
@@ -25,7 +24,6 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from acp import helpers, schema
 
@@ -206,33 +204,6 @@ def approval_for(response: schema.RequestPermissionResponse, request: ApprovalRe
     if reply == "always" and not request.always:
         return Approval("once")
     return Approval(reply)
-
-
-def prompt_text(blocks: Sequence[Any]) -> str:
-    """The task text of a prompt: its text blocks in order; a resource link becomes a line naming it, an
-    embedded text resource a fenced block after its URI (the user's context, data for the model); images,
-    audio and binary resources are left out with a note (the prompt capabilities do not offer them)."""
-    parts: list[str] = []
-    for block in blocks:
-        if isinstance(block, schema.TextContentBlock):
-            parts.append(block.text)
-        elif isinstance(block, schema.ResourceContentBlock):
-            parts.append(f"Attached file: {_path_of(block.uri)}")
-        elif isinstance(block, schema.EmbeddedResourceContentBlock):
-            resource = block.resource
-            if isinstance(resource, schema.TextResourceContents):
-                parts.append(f"Attached file: {_path_of(resource.uri)}\n```\n{resource.text}\n```")
-            else:
-                parts.append(f"(attached binary resource {resource.uri} left out)")
-        else:
-            parts.append(f"(attached {getattr(block, 'type', 'content')} left out: only text is read)")
-    return "\n\n".join(part for part in parts if part)
-
-
-def _path_of(uri: str) -> str:
-    """The path of a ``file://`` URI (percent-decoded), else the URI as given."""
-    parsed = urlsplit(uri)
-    return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
 def history_updates(root: Path, messages: Sequence[Message]) -> Iterator[Any]:
