@@ -272,3 +272,10 @@ def test_the_editors_mcp_servers_become_user_servers() -> None:
         {"X": "y"},
     )
     assert server_name("x" * 50) == "x" * 40
+
+
+def test_titles_and_plan_entries_from_the_model_are_defanged() -> None:
+    title = tool_title("bash", {"command": "echo ![a](https:/evil.example/o.png)"})
+    assert "![" not in title and title.startswith("bash: echo [image: a]"), title
+    [entry] = plan_entries((TodoItem("Fetch ![a](https://evil.example/t.png)", "pending", "Fetching"),))
+    assert "![" not in entry.content

@@ -32,6 +32,7 @@ from acp import helpers, schema
 from acp.interfaces import Client
 
 from agent_ls.acp.update_stream import UpdateStream
+from agent_ls.core.markdown_defang import defang_markdown
 from agent_ls.core.proposal import FileChange
 from agent_ls.policy.apply_check import edit_refusal
 from agent_ls.runtime import Session
@@ -111,6 +112,7 @@ async def offer_apply(
     )
     await stream.drain()
     ok, message = await _ask_and_apply(client, stream.session_id, session, fs, log_file, written, question)
+    message = defang_markdown(message).text  # it names the model's file paths and the editor's errors
     content = [helpers.tool_content(helpers.text_block(message))]
     stream.send(helpers.update_tool_call(call_id, status="completed" if ok else "failed", content=content))
     return message

@@ -87,7 +87,8 @@ def tool_title(name: str, arguments: dict[str, Any]) -> str:
     subject = " ".join(subject.split())
     if len(subject) > MAX_TITLE_CHARS:
         subject = subject[: MAX_TITLE_CHARS - 1] + "…"
-    return f"{name}: {subject}" if subject else name
+    title = f"{name}: {subject}" if subject else name
+    return defang_markdown(title).text  # the model's words; a client may render a title as Markdown
 
 
 def tool_locations(root: Path, name: str, arguments: dict[str, Any]) -> list[schema.ToolCallLocation]:
@@ -176,7 +177,10 @@ def stop_reason(ended: RunEnded) -> schema.StopReason:
 
 def plan_entries(items: Sequence[TodoItem]) -> list[schema.PlanEntry]:
     """The todo list as ACP plan entries, in order (priority ``medium``: the list has none)."""
-    return [helpers.plan_entry(item.content, priority="medium", status=item.status) for item in items]
+    return [
+        helpers.plan_entry(defang_markdown(item.content).text, priority="medium", status=item.status)
+        for item in items
+    ]
 
 
 def permission_options(request: ApprovalRequest) -> list[schema.PermissionOption]:

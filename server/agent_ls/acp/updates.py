@@ -108,27 +108,38 @@ class EventUpdates:
                 )
             )
         elif isinstance(event, ModelRetrying):
-            send(helpers.update_agent_thought_text(f"\n(retrying the model call: {event.reason})\n"))
+            send(
+                helpers.update_agent_thought_text(_defanged(f"\n(retrying the model call: {event.reason})\n"))
+            )
         elif isinstance(event, (*NOTES, *ASIDES)):
             self._note(event)
         elif isinstance(event, RunEnded):
             if event.answer and not self._streamed:  # an answer with no model call (/context, /compact)
                 send(helpers.update_agent_message_text(event.answer))
             if event.plan is not None:  # a plan run's plan, for the user to approve (docs/modes.md)
-                send(helpers.update_agent_message_text(f"\n\n{event.plan.markdown()}\n\n{PLAN_NEXT}"))
+                send(
+                    helpers.update_agent_message_text(
+                        _defanged(f"\n\n{event.plan.markdown()}\n\n{PLAN_NEXT}")
+                    )
+                )
                 steps = [
-                    helpers.plan_entry(step, priority="medium", status="pending") for step in event.plan.steps
+                    helpers.plan_entry(_defanged(step), priority="medium", status="pending")
+                    for step in event.plan.steps
                 ]
                 send(helpers.update_plan(steps))
             if event.status != "done" and event.reason:
-                send(helpers.update_agent_message_text(f"\n\nagent-ls: run {event.status}: {event.reason}"))
+                send(
+                    helpers.update_agent_message_text(
+                        _defanged(f"\n\nagent-ls: run {event.status}: {event.reason}")
+                    )
+                )
 
     def _note(self, event: Event) -> None:
         """A status event as the LSP transcript's line, defanged (a server's error text is not ours)."""
         line = line_for(event)
         if not line:
             return
-        text = f"\n\nagent-ls: {defang_markdown(line.strip()).text}\n\n"
+        text = f"\n\nagent-ls: {_defanged(line.strip())}\n\n"
         failed_server = isinstance(event, McpServerStatus) and event.state != "connected"
         if isinstance(event, NOTES) or failed_server:
             self._stream.send(helpers.update_agent_message_text(text))
@@ -149,3 +160,9 @@ class EventUpdates:
         if change is None:
             return None
         return str(self._session.root / rel), None if change.is_new else change.base_text, change.new_text
+
+
+def _defanged(text: str) -> str:
+    """``text`` (a plan, an error's reason, a server's status: not all of it ours) with its images and
+    loading HTML made inert (``core.markdown_defang``): the client renders messages as Markdown."""
+    return defang_markdown(text).text
