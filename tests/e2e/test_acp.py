@@ -350,6 +350,41 @@ async def test_context_answers_with_its_report_and_asks_no_apply(tmp_path: Path)
     assert len(server.requests) == 2  # no model call for /context
 
 
+async def test_apply_after_a_keep_writes_the_proposal_with_no_model_call(tmp_path: Path) -> None:
+    """``/apply`` asks the apply question for the pending proposal without a run: a Keep, then Apply."""
+    root = _shop(tmp_path)
+    answers = iter(["reject_once", "allow_once"])
+
+    def keep_then_apply(
+        tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]
+    ) -> str | None:
+        kind = next(answers) if tool_call.tool_call_id.startswith("apply-") else "allow_once"
+        return next(o.option_id for o in options if o.kind == kind)
+
+    client = EditorClient(answer=keep_then_apply)
+    with FakeModelServer([{"tool_calls": [EDIT]}, {"content": "Rounded."}]) as server:
+        async with agent_ls_acp(client, cwd=root, env=_env(server), stderr=tmp_path / "acp.log") as conn:
+            await initialized(conn, fs=True)
+            sid = (await conn.new_session(cwd=str(root), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("Round the price")])
+            assert client.writes == []  # kept
+            applied = await conn.prompt(session_id=sid, prompt=[text_block("/apply")])
+            before = len(client.updates)
+            again = await conn.prompt(session_id=sid, prompt=[text_block("/apply")])
+    assert applied.stop_reason == again.stop_reason == "end_turn"
+    rounded = PRICE.replace("amount * 2", "round(amount * 2, 2)")
+    assert [(Path(path).name, text) for path, text in client.writes] == [("price.py", rounded)]
+    assert len(server.requests) == 2  # the run's two calls; /apply made none
+    said = "".join(
+        u.content.text for u in client.updates[before:] if u.session_update == "agent_message_chunk"
+    )
+    assert "no proposal is pending" in said
+    assert [r["kind"] for r in _records(root) if r["kind"] in ("apply", "proposal_cleared")] == [
+        "apply",
+        "proposal_cleared",
+    ]
+
+
 class _WaitingClient(EditorClient):
     """An editor whose permission question stays open until the test answers it ``cancelled``, as a client
     does after sending ``session/cancel`` (ACP v1: it answers its pending questions ``cancelled``)."""

@@ -73,7 +73,11 @@ MODES = [
 BUILT_IN_COMMANDS = [
     schema.AvailableCommand(name="context", description="What the next model request holds, by part"),
     schema.AvailableCommand(name="compact", description="Summarize the conversation to free the context"),
+    schema.AvailableCommand(name="apply", description="Apply the pending proposal, with no model call"),
 ]
+APPLY_COMMAND = "/apply"
+"""A prompt of only this asks the apply question for the pending proposal without a run: after a Keep, a
+merge of the user's change or a write that failed halfway, applying costs no model turn."""
 
 
 @dataclass
@@ -238,6 +242,10 @@ class AcpAgent:
         updates = EventUpdates(entry.stream, session, entry.approver, DEFAULT_CONTEXT_WINDOW)
         entry.recorder.forward = updates
         try:
+            if task.strip() == APPLY_COMMAND:
+                message = await self._offer_apply(entry) or "agent-ls: no proposal is pending"
+                entry.stream.send(helpers.update_agent_message_text(message))
+                return "end_turn"
             ended = await session.run(
                 task=task,
                 focus=Focus(),
@@ -251,17 +259,7 @@ class AcpAgent:
                 and not ended.not_verified
                 and not _asks(task)
             ):
-                entry.applies += 1
-                client = self._connected()
-                message = await offer_apply(
-                    client,
-                    entry.stream,
-                    session,
-                    self._fs,
-                    entry.recorder.log,
-                    lambda change: entry.buffers.put(session.root / change.path, change.new_text),
-                    f"apply-{entry.applies}",
-                )
+                message = await self._offer_apply(entry)
                 if message:
                     entry.stream.send(helpers.update_agent_message_text(f"\n\n{message}"))
             return stop_reason(ended)
@@ -270,6 +268,20 @@ class AcpAgent:
         finally:
             entry.stream.fail_open()  # a cancelled command or question never sent its own end
             entry.recorder.log.flush()
+
+    async def _offer_apply(self, entry: AcpSession) -> str:
+        """The apply question for the session's pending proposal (``apply_offer``); "" when none."""
+        entry.applies += 1
+        session = entry.session
+        return await offer_apply(
+            self._connected(),
+            entry.stream,
+            session,
+            self._fs,
+            entry.recorder.log,
+            lambda change: entry.buffers.put(session.root / change.path, change.new_text),
+            f"apply-{entry.applies}",
+        )
 
     def _open_model(self, entry: AcpSession, updates: EventUpdates) -> ModelClient:
         """The run's model client (raises ``ConfigError``: the run ends ``error``), reading the files its
