@@ -190,8 +190,7 @@ def assemble_session(
     nested = context.nested()
     # One redactor for what the tools return (the model, the transcript, the session file) and what the
     # harness reads back: the key values of the environment and of the providers' api_key_env, key formats.
-    redactor = Redactor.from_environ(environ, _key_names(config))
-    redact = redactor.text
+    redact = Redactor.from_environ(environ, _key_names(config)).text
     registry = ToolRegistry(
         sent_tools(),
         policy,
@@ -244,7 +243,7 @@ def assemble_session(
         registry=registry,
         activations=activations,
         limits=limits,
-        open_model=model_opener(model, editor, env, config, replay_in=(root, redactor)),
+        open_model=model_opener(model, editor, env, config, replay_root=root),
         compact_threshold=config.compaction.threshold or DEFAULT_THRESHOLD,
         open_summarizer=role_opener("compaction", model, editor, env, config),
         open_subagent_model=role_opener("subagent", model, editor, env, config),
@@ -349,7 +348,7 @@ def model_opener(
     env: EnvSnapshot | None,
     config: LoadedConfig,
     *,
-    replay_in: tuple[Path, Redactor] | None = None,
+    replay_root: Path | None = None,
 ) -> ModelOpener:
     """Resolves the model (``models.resolution.resolve_model``: the asked-for string, the editor's,
     ``AGENT_LS_MODEL``, the config's) and builds its client, when called; raises ``ConfigError``, also
@@ -357,8 +356,7 @@ def model_opener(
     the middle of it). The roles' clients are not built here.
 
     ``replay:<session.jsonl>`` replays a recorded session (``sessions.replayed``), comparing each request
-    with the recorded one in the workspace root of ``replay_in`` with its redactor; without
-    ``replay_in`` it is refused."""
+    with the recorded one in the workspace ``replay_root``; without ``replay_root`` it is refused."""
 
     def opened() -> ModelClient:
         if env is None:
@@ -368,11 +366,11 @@ def model_opener(
         for role in OTHER_ROLES:
             resolve_role(role, main, settings, env, config)
         if main.wire_api == "replay" and is_session_file(main.model):
-            if replay_in is None:
+            if replay_root is None:
                 raise ConfigError(f"replay:{main.model}: a session is replayed in a workspace only")
             from agent_ls.sessions.replayed import SessionReplayModel  # read only when chosen
 
-            return SessionReplayModel(main.model, *replay_in)
+            return SessionReplayModel(main.model, replay_root)
         return open_model(main)
 
     return opened

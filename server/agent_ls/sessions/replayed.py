@@ -25,7 +25,6 @@ from agent_ls.models.openai_chat import chat_request_body
 from agent_ls.models.replay import MAX_SCRIPT_BYTES, read_regular, replayed_response
 from agent_ls.sessions.exchanges import RecordedCall, recorded_calls, tool_json
 from agent_ls.sessions.records import message_json
-from agent_ls.sessions.redaction import Redactor
 from agent_ls.sessions.request_diff import Normalizer, first_difference, tools_difference
 from agent_ls.sessions.store import SessionFormatError, parse_lines
 
@@ -37,14 +36,12 @@ class SessionReplayModel:
         path: the session file (``.jsonl``), relative to the current directory unless absolute; read once,
             here (a regular file of at most ``models.replay.MAX_SCRIPT_BYTES``).
         root: the current workspace root (ignored in comparisons, like the recorded one).
-        redactor: unused, kept for the opener's signature: the current request is compared unredacted
-            (a ``[redacted]`` in the recording matches the key it stood for, ``request_diff``).
 
     Raises:
         ConfigError: the file cannot be read, is not a session file, or holds no model call (one line).
     """
 
-    def __init__(self, path: str, root: Path, redactor: Redactor | None = None) -> None:
+    def __init__(self, path: str, root: Path) -> None:
         self._path = path
         try:
             data = read_regular(path, MAX_SCRIPT_BYTES)
